@@ -1,0 +1,547 @@
+"""Decoding and encoding of ACP v2 JSON-RPC messages.
+
+Theory of operation
+-------------------
+The common case costs one typed msgspec pass: a ``session/update`` notification whose
+payload is well-formed and carries no unknown field decodes straight into the Structs of
+``_schema`` (decoders are built once, at import).
+
+Anything else takes the lenient path: the line is parsed into plain Python values once,
+the envelope is classified (ACP-V2-CLIENT-STATE.md section 1.2) and the params are
+converted field by field, following the schema's annotations (section 13.5):
+
+* ``D`` — a present value that does not decode becomes the field's default ("omitted",
+  ``UNSET``; ``[]`` for a required array) and a ``lenient-default`` diagnostic names it;
+* ``S`` — array items that do not decode are dropped, one ``skipped-invalid-item``
+  diagnostic each;
+* ``N`` — an explicit ``null`` becomes ``[]``;
+* an unknown field is kept in ``Wire.extra``; an unknown variant of an open tagged union
+  is kept as its raw ``dict``; a malformed *known* variant is an error, never demoted.
+
+Errors are :class:`RemoteProtocolError` with the JSON path and the JSON-RPC code that fits
+(-32700 parse error, -32600 invalid request, -32602 invalid params).
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import msgspec
+from msgspec import NODEFAULT, UNSET, UnsetType
+
+from . import _schema as s
+from ._diagnostics import Diagnostic
+from ._errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
+
+__all__ = [
+    "Decoder",
+    "NOTIFICATION_PARAMS",
+    "REQUEST_PARAMS",
+    "RESULT_TYPES",
+    "convert",
+    "encode",
+    "to_builtins",
+]
+
+REQUEST_PARAMS: dict[str, type[Any]] = {
+    "initialize": s.InitializeRequest,
+    "auth/login": s.LoginAuthRequest,
+    "auth/logout": s.LogoutAuthRequest,
+    "session/new": s.NewSessionRequest,
+    "session/resume": s.ResumeSessionRequest,
+    "session/list": s.ListSessionsRequest,
+    "session/close": s.CloseSessionRequest,
+    "session/delete": s.DeleteSessionRequest,
+    "session/prompt": s.PromptRequest,
+    "session/set_config_option": s.SetSessionConfigOptionRequest,
+    "tool_call/cancel": s.CancelToolCallRequest,
+    "terminal/cancel": s.CancelTerminalRequest,
+    "session/request_permission": s.RequestPermissionRequest,
+}
+"""Params Struct of every request method acp_client knows."""
+
+NOTIFICATION_PARAMS: dict[str, type[Any]] = {
+    "session/update": s.UpdateSessionNotification,
+    "session/cancel": s.CancelSessionNotification,
+    "$/cancel_request": s.CancelRequestNotification,
+}
+"""Params Struct of every notification method acp_client knows."""
+
+RESULT_TYPES: dict[str, type[Any]] = {
+    "initialize": s.InitializeResponse,
+    "auth/login": s.LoginAuthResponse,
+    "auth/logout": s.LogoutAuthResponse,
+    "session/new": s.NewSessionResponse,
+    "session/resume": s.ResumeSessionResponse,
+    "session/list": s.ListSessionsResponse,
+    "session/close": s.CloseSessionResponse,
+    "session/delete": s.DeleteSessionResponse,
+    "session/prompt": s.PromptResponse,
+    "session/set_config_option": s.SetSessionConfigOptionResponse,
+    "tool_call/cancel": s.CancelToolCallResponse,
+    "terminal/cancel": s.CancelTerminalResponse,
+    "session/request_permission": s.RequestPermissionResponse,
+}
+"""Result Struct of every request method acp_client knows."""
+
+# Required keys of the "other" (unknown) variant of some open unions, per the schema.
+_UNKNOWN_VARIANT_REQUIRED: dict[type[Any], tuple[str, ...]] = {
+    s.Command: ("name", "description"),
+    s.AuthMethodAgent: ("methodId", "name"),
+}
+_KNOWN_STATES = frozenset({"running", "idle", "requires_action"})
+
+
+class _Invalid(Exception):
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+def _describe(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+class _Field:
+    __slots__ = ("default", "flags", "name", "required", "type", "wire")
+
+    def __init__(self, info: msgspec.structs.FieldInfo) -> None:
+        self.name = info.name
+        self.wire = info.encode_name
+        self.required = info.default is NODEFAULT and info.default_factory is NODEFAULT
+        self.default = info.default
+        self.flags = s.Lenient(0)
+        tp = info.type
+        if get_origin(tp) is Annotated:
+            for meta in get_args(tp)[1:]:
+                if isinstance(meta, s.Lenient):
+                    self.flags |= meta
+        self.type = tp
+
+
+_FIELDS: dict[type[Any], tuple[tuple[_Field, ...], str | None, Any]] = {}
+
+
+def _struct_info(cls: type[Any]) -> tuple[tuple[_Field, ...], str | None, Any]:
+    info = _FIELDS.get(cls)
+    if info is None:
+        fields = tuple(_Field(f) for f in msgspec.structs.fields(cls) if f.name != "extra")
+        config = cls.__struct_config__
+        info = (fields, config.tag_field, config.tag)
+        _FIELDS[cls] = info
+    return info
+
+
+def _is_struct(tp: object) -> bool:
+    return isinstance(tp, type) and issubclass(tp, msgspec.Struct)
+
+
+class _Converter:
+    """Converts parsed JSON to Structs, leniently where the schema says so."""
+
+    __slots__ = ("diagnostics",)
+
+    def __init__(self, diagnostics: list[Diagnostic] | None) -> None:
+        self.diagnostics = diagnostics
+
+    def note(self, code: str, path: str, message: str) -> None:
+        if self.diagnostics is not None:
+            self.diagnostics.append(
+                Diagnostic(code=code, message=f"{message} at `{path}`", path=path)
+            )
+
+    def convert(self, value: Any, tp: Any, path: str, skip_items: bool = False) -> Any:
+        origin = get_origin(tp)
+        if origin is Annotated:
+            base, *metas = get_args(tp)
+            flags = s.Lenient(0)
+            constraints = False
+            for meta in metas:
+                if isinstance(meta, s.Lenient):
+                    flags |= meta
+                elif isinstance(meta, msgspec.Meta):
+                    constraints = True
+            if constraints and not _is_compound(base):
+                return _leaf(value, tp, path)
+            result = self.convert(value, base, path, skip_items or bool(flags & s.S))
+            if constraints:
+                _leaf(result if not isinstance(result, list) else value, tp, path)
+            return result
+        if origin is Union or origin is types.UnionType:
+            args = get_args(tp)
+            if value is None and type(None) in args:
+                return None
+            rest = [a for a in args if a is not type(None) and a is not UnsetType]
+            if len(rest) == 1:
+                return self.convert(value, rest[0], path, skip_items)
+            if all(_is_struct(a) for a in rest):
+                return self.tagged(value, rest, path)
+            return _leaf(value, Union[tuple(rest)], path)  # noqa: UP007
+        if origin is list:
+            if not isinstance(value, list):
+                raise _Invalid(path, f"expected an array, got {_describe(value)}")
+            (item_type,) = get_args(tp)
+            out = []
+            for i, item in enumerate(value):
+                item_path = f"{path}[{i}]"
+                if skip_items:
+                    try:
+                        out.append(self.convert(item, item_type, item_path))
+                    except _Invalid as exc:
+                        self.note(
+                            "skipped-invalid-item",
+                            exc.path,
+                            f"dropped invalid item {item_path}: {exc.message}",
+                        )
+                else:
+                    out.append(self.convert(item, item_type, item_path))
+            return out
+        if origin is dict:
+            if not isinstance(value, dict):
+                raise _Invalid(path, f"expected an object, got {_describe(value)}")
+            return value
+        if tp is Any:
+            return value
+        if _is_struct(tp):
+            if tp.__struct_config__.tag_field is not None:
+                return self.tagged(value, [tp], path)
+            return self.struct(value, tp, path)
+        return _leaf(value, tp, path)
+
+    def tagged(self, value: Any, classes: list[Any], path: str) -> Any:
+        if not isinstance(value, dict):
+            raise _Invalid(path, f"expected an object, got {_describe(value)}")
+        tag_field = classes[0].__struct_config__.tag_field
+        tag = value.get(tag_field)
+        if not isinstance(tag, str):
+            raise _Invalid(f"{path}.{tag_field}", f"expected a string `{tag_field}`")
+        for cls in classes:
+            if cls.__struct_config__.tag == tag:
+                return self.struct(value, cls, path)
+        for key in _UNKNOWN_VARIANT_REQUIRED.get(classes[0], ()):
+            if not isinstance(value.get(key), str):
+                raise _Invalid(f"{path}.{key}", f"unknown `{tag}` variant without string `{key}`")
+        return value  # an unknown or custom variant, kept raw
+
+    def struct(self, value: Any, cls: Any, path: str) -> Any:
+        if not isinstance(value, dict):
+            raise _Invalid(path, f"expected an object, got {_describe(value)}")
+        fields, tag_field, _tag = _struct_info(cls)
+        if cls is s.StateUpdate and value.get("state") not in _KNOWN_STATES:
+            state = value.get("state")
+            if not isinstance(state, str):
+                raise _Invalid(f"{path}.state", "expected a string `state`")
+            rest = {k: v for k, v in value.items() if k not in ("sessionUpdate", "state")}
+            return s.StateUpdate(state=state, extra=rest) if rest else s.StateUpdate(state=state)
+        kwargs: dict[str, Any] = {}
+        known = {tag_field} if tag_field else set()
+        for field in fields:
+            known.add(field.wire)
+            if field.wire not in value:
+                if field.required:
+                    raise _Invalid(f"{path}.{field.wire}", f"missing required field `{field.wire}`")
+                continue
+            raw = value[field.wire]
+            field_path = f"{path}.{field.wire}"
+            if raw is None and field.flags & s.N:
+                kwargs[field.name] = []
+                continue
+            try:
+                kwargs[field.name] = self.convert(raw, field.type, field_path)
+            except _Invalid as exc:
+                if not field.flags & s.D:
+                    raise
+                if field.required:
+                    kwargs[field.name] = []
+                self.note(
+                    "lenient-default",
+                    exc.path,
+                    f"ignored invalid `{field.wire}` ({exc.message})",
+                )
+        extra = {k: v for k, v in value.items() if k not in known}
+        if extra:
+            kwargs["extra"] = extra
+        try:
+            return cls(**kwargs)
+        except (ValueError, TypeError) as exc:
+            raise _Invalid(path, str(exc)) from None
+
+
+def _is_compound(tp: Any) -> bool:
+    origin = get_origin(tp)
+    return origin in (list, dict, Union, types.UnionType) or _is_struct(tp)
+
+
+def _leaf(value: Any, tp: Any, path: str) -> Any:
+    try:
+        return msgspec.convert(value, tp, strict=True)
+    except msgspec.ValidationError as exc:
+        raise _Invalid(path, str(exc).split(" - at ")[0]) from None
+
+
+def convert(
+    value: Any, tp: Any, *, path: str = "$", diagnostics: list[Diagnostic] | None = None
+) -> Any:
+    """Convert parsed JSON to ``tp`` with the schema's lenient rules.
+
+    Raises:
+        RemoteProtocolError: the value is invalid where the schema is strict (code -32602).
+    """
+    try:
+        return _Converter(diagnostics).convert(value, tp, path)
+    except _Invalid as exc:
+        raise RemoteProtocolError(exc.message, path=exc.path, code=INVALID_PARAMS) from None
+
+
+class _FastUpdate(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    jsonrpc: Literal["2.0"]
+    method: Literal["session/update"]
+    params: s.UpdateSessionNotification
+
+
+_FAST = msgspec.json.Decoder(_FastUpdate)
+_PLAIN = msgspec.json.Decoder()
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _valid_id(value: object, *, response: bool) -> bool:
+    if isinstance(value, str):
+        return True
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _INT64[0] <= value <= _INT64[1]
+    return response and value is None
+
+
+class Decoder:
+    """Decodes newline-free JSON-RPC text into :mod:`acp_client.schema` Structs.
+
+    Build one and reuse it: it holds no per-message state.
+
+    >>> Decoder().decode(b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}')
+    Notification(method='session/cancel', params=CancelSessionNotification(session_id='s'))
+    """
+
+    __slots__ = ()
+
+    def decode(
+        self, data: bytes | str, *, diagnostics: list[Diagnostic] | None = None
+    ) -> s.Message | list[s.Message]:
+        """Decode one JSON-RPC message or batch.
+
+        Lenient recoveries are appended to ``diagnostics`` when a list is given.
+
+        Raises:
+            RemoteProtocolError: not JSON (-32700), not a JSON-RPC message (-32600), or
+                params of a known method invalid where the schema is strict (-32602). For a
+                batch, the first invalid element raises; use :meth:`decode_all` to keep the
+                valid ones.
+        """
+        try:
+            fast = _FAST.decode(data)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            pass
+        else:
+            return s.Notification(method="session/update", params=fast.params)
+        obj = _parse(data)
+        if isinstance(obj, list):
+            if not obj:
+                raise RemoteProtocolError("empty batch", code=INVALID_REQUEST, raw=obj)
+            out: list[s.Message] = []
+            for i, item in enumerate(obj):
+                out.append(message_from_builtins(item, diagnostics, f"$[{i}]"))
+            return out
+        return message_from_builtins(obj, diagnostics, "$")
+
+    def decode_all(
+        self, data: bytes | str, diagnostics: list[Diagnostic] | None = None
+    ) -> list[s.Message | RemoteProtocolError]:
+        """Decode one line into its messages; an invalid one is returned as its error.
+
+        Never raises: a line that is not JSON gives a single -32700 error, an empty batch a
+        single -32600 error, and each invalid element of a batch its own error.
+        """
+        try:
+            fast = _FAST.decode(data)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            pass
+        else:
+            return [s.Notification(method="session/update", params=fast.params)]
+        try:
+            obj = _parse(data)
+        except RemoteProtocolError as exc:
+            return [exc]
+        if isinstance(obj, list):
+            if not obj:
+                return [RemoteProtocolError("empty batch", code=INVALID_REQUEST, raw=obj)]
+            items: list[tuple[Any, str]] = [(item, f"$[{i}]") for i, item in enumerate(obj)]
+        else:
+            items = [(obj, "$")]
+        out: list[s.Message | RemoteProtocolError] = []
+        for item, path in items:
+            try:
+                out.append(message_from_builtins(item, diagnostics, path))
+            except RemoteProtocolError as exc:
+                out.append(exc)
+        return out
+
+    def decode_result(
+        self, method: str, result: Any, *, diagnostics: list[Diagnostic] | None = None
+    ) -> Any:
+        """Convert the raw ``result`` of a response to the Struct of ``method``'s result.
+
+        Unknown methods give the raw value back.
+
+        Raises:
+            RemoteProtocolError: the result is invalid where the schema is strict.
+        """
+        tp = RESULT_TYPES.get(method)
+        if tp is None:
+            return result
+        return convert(result, tp, path="$.result", diagnostics=diagnostics)
+
+
+def _parse(data: bytes | str) -> Any:
+    try:
+        return _PLAIN.decode(data)
+    except msgspec.DecodeError as exc:
+        raise RemoteProtocolError(f"not valid JSON: {exc}", code=PARSE_ERROR) from None
+
+
+def message_from_builtins(
+    obj: Any, diagnostics: list[Diagnostic] | None = None, path: str = "$"
+) -> s.Message:
+    """Classify one parsed JSON-RPC object and convert its params (section 1.2).
+
+    Raises:
+        RemoteProtocolError: with code -32600 (not a JSON-RPC message) or -32602 (invalid
+            params of a known method); ``raw`` holds the object, ``request_id`` its id.
+    """
+    if not isinstance(obj, dict):
+        raise RemoteProtocolError(
+            f"expected a JSON-RPC object, got {_describe(obj)}",
+            path=path,
+            code=INVALID_REQUEST,
+            raw=obj,
+        )
+    version = obj.get("jsonrpc", UNSET)
+    if version is not UNSET and version != "2.0":
+        raise RemoteProtocolError(
+            '`jsonrpc` must be "2.0"', path=f"{path}.jsonrpc", code=INVALID_REQUEST, raw=obj
+        )
+    method = obj.get("method")
+    if method is not None:
+        if not isinstance(method, str):
+            raise RemoteProtocolError(
+                "`method` must be a string", path=f"{path}.method", code=INVALID_REQUEST, raw=obj
+            )
+        params = obj.get("params", UNSET)
+        if params is None:
+            params = UNSET
+        if "id" in obj:
+            rid = obj["id"]
+            if not _valid_id(rid, response=False):
+                raise RemoteProtocolError(
+                    "a request id must be a string or a 64-bit integer",
+                    path=f"{path}.id",
+                    code=INVALID_REQUEST,
+                    raw=obj,
+                )
+            tp = REQUEST_PARAMS.get(method)
+            typed = _params(params, tp, obj, rid, diagnostics, path)
+            return s.Request(id=rid, method=method, params=typed)
+        tp = NOTIFICATION_PARAMS.get(method)
+        typed = _params(params, tp, obj, None, diagnostics, path)
+        return s.Notification(method=method, params=typed)
+    if "id" in obj:
+        rid = obj["id"]
+        if not _valid_id(rid, response=True):
+            raise RemoteProtocolError(
+                "invalid response id", path=f"{path}.id", code=INVALID_REQUEST, raw=obj
+            )
+        has_result = "result" in obj
+        if has_result == ("error" in obj):
+            raise RemoteProtocolError(
+                "a response needs exactly one of `result` and `error`",
+                path=path,
+                code=INVALID_REQUEST,
+                raw=obj,
+            )
+        if has_result:
+            return s.Response(id=rid, result=obj["result"])
+        try:
+            error = _Converter(diagnostics).convert(obj["error"], s.Error, f"{path}.error")
+        except _Invalid as exc:
+            raise RemoteProtocolError(
+                exc.message, path=exc.path, code=INVALID_REQUEST, raw=obj
+            ) from None
+        return s.ErrorResponse(id=rid, error=error)
+    raise RemoteProtocolError(
+        "neither a request, a notification nor a response", path=path, code=INVALID_REQUEST, raw=obj
+    )
+
+
+def _params(
+    params: Any,
+    tp: type[Any] | None,
+    obj: dict[str, Any],
+    rid: int | str | None,
+    diagnostics: list[Diagnostic] | None,
+    path: str,
+) -> Any:
+    if tp is None:
+        return params
+    if params is UNSET:
+        params = {}
+    try:
+        return _Converter(diagnostics).convert(params, tp, f"{path}.params")
+    except _Invalid as exc:
+        raise RemoteProtocolError(
+            exc.message, path=exc.path, code=INVALID_PARAMS, raw=obj, request_id=rid
+        ) from None
+
+
+# ------------------------------------------------------------------------- encoding
+
+_ENCODER = msgspec.json.Encoder()
+_EXTRA_KEY = "__extra__"
+_EXTRA_MARK = b'"__extra__"'
+
+
+def _spread(value: Any) -> Any:
+    if isinstance(value, dict):
+        extra = value.pop(_EXTRA_KEY, None)
+        out = {k: _spread(v) for k, v in value.items()}
+        if extra:
+            for k, v in extra.items():
+                out.setdefault(k, v)
+        return out
+    if isinstance(value, list):
+        return [_spread(v) for v in value]
+    return value
+
+
+def to_builtins(obj: Any) -> Any:
+    """Plain JSON-compatible Python data for a Struct (unknown fields written in place)."""
+    return _spread(msgspec.to_builtins(obj))
+
+
+def encode(obj: Any) -> bytes:
+    """Compact JSON for a message or any schema Struct, unknown fields written in place."""
+    out = _ENCODER.encode(obj)
+    if _EXTRA_MARK in out:
+        out = _ENCODER.encode(to_builtins(obj))
+    return out

@@ -1,0 +1,923 @@
+"""The sans-IO connection: all traffic of one client-agent connection, both directions.
+
+Theory of operation (ACP-V2-CLIENT-STATE.md sections 1, 10-12; prompt-lifecycle-v2.md)
+------------------------------------------------------------------------------------
+A :class:`Connection` does no I/O. Bytes read from the agent go to
+:meth:`Connection.receive_data`; messages already parsed (a stored log, either direction)
+go to :meth:`Connection.receive_message`. Both return events. What the client sends is
+built by the ``send_*`` / ``answer_*`` methods, which record it and return the bytes to
+write. In *live* mode the connection also produces the answers the protocol makes the
+client owe (``cancelled`` outcomes after ``session/cancel``, answers to withdrawn
+requests); :meth:`Connection.data_to_send` hands them out. In *passive* mode (log replay)
+it never produces anything: the client's messages come from the log.
+
+Routing: ``session/update`` goes to that session's reducer (a session named for the first
+time is created, not announced); responses are matched by id with the receiver's own
+pending requests; the agent's requests are tracked until answered. Sessions are isolated.
+
+Prompt tracking (section 10): a prompt is ``pending`` until its response; success with a
+``messageId`` makes it ``accepted`` and links it to the user message with that id, in
+either order (``echoed``); an error makes it ``rejected``. Nothing is matched by content
+or order, and completion is the session's ``idle`` state, never the response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, NamedTuple
+
+import msgspec
+from msgspec import UNSET
+
+from . import _events as ev
+from . import _schema as s
+from ._codec import Decoder, _FastUpdate, encode, message_from_builtins
+from ._diagnostics import Diagnostic
+from ._errors import (
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    LocalProtocolError,
+    RemoteProtocolError,
+)
+from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong
+from ._prompts import PermissionState, PromptState
+from ._session import Session
+from ._snapshot import FORMAT, finish, session_snapshot
+
+__all__ = ["Connection", "Direction", "SentRequest"]
+
+Direction = Literal["incoming", "outgoing"]
+_FAST_DECODE = msgspec.json.Decoder(_FastUpdate).decode
+_FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
+_UPDATE_PARAMS = s.UpdateSessionNotification
+
+
+class SentRequest(NamedTuple):
+    """A request built by the connection: its id and the bytes to write."""
+
+    request_id: int | str
+    data: bytes
+
+
+class _Pending:
+    __slots__ = ("commands_mark", "config_mark", "method", "params", "session_id")
+
+    def __init__(self, method: str, params: Any, session_id: str | None) -> None:
+        self.method = method
+        self.params = params
+        self.session_id = session_id
+        self.commands_mark = -1
+        self.config_mark = -1
+
+
+def _session_id_of(params: Any) -> str | None:
+    sid = getattr(params, "session_id", None)
+    if sid is None and isinstance(params, dict):
+        sid = params.get("sessionId")
+    return sid if isinstance(sid, str) else None
+
+
+class Connection:
+    r"""Client-side state of one ACP connection.
+
+    Args:
+        live: ``True`` when attached to a real agent (the connection answers what the
+            client owes automatically, see :meth:`data_to_send`); ``False`` to replay a
+            recorded log of both directions.
+        terminal_limit: per-terminal byte retention limit for every session.
+        max_line: the longest incoming line accepted, in bytes.
+
+    Example:
+        >>> from acp_client import Connection
+        >>> conn = Connection()
+        >>> request_id, data = conn.send_prompt("s1", "Hello")
+        >>> events = conn.receive_data(b'{"jsonrpc":"2.0","id":0,"result":{"messageId":"u1"}}\\n')
+        >>> events[0].message_id, conn.prompt(request_id).status
+        ('u1', 'accepted')
+    """
+
+    def __init__(
+        self,
+        *,
+        live: bool = True,
+        terminal_limit: int | None = None,
+        max_line: int = DEFAULT_MAX_LINE,
+    ) -> None:
+        self.live = live
+        self.terminal_limit = terminal_limit
+        self.diagnostics: list[Diagnostic] = []
+        self.protocol_version: int | None = None
+        self.agent_info: s.Implementation | None = None
+        self.agent_capabilities: s.AgentCapabilities | None = None
+        self.auth_methods: list[Any] = []
+        self._sessions: dict[str, Session] = {}
+        self._pending_out: dict[int | str, _Pending] = {}
+        self._pending_in: dict[int | str, tuple[str, Any, str | None]] = {}
+        self._prompts: dict[int | str, PromptState] = {}
+        self._next_id = 0
+        self._lines = LineBuffer(max_line)
+        self._decoder = Decoder()
+        self._outbox: list[bytes] = []
+        self._unmatched: list[Any] = []
+        self.line: int | None = None
+
+    # ----------------------------------------------------------------- accessors
+
+    @property
+    def sessions(self) -> Mapping[str, Session]:
+        """Every session seen, by id, in first-seen order."""
+        return self._sessions
+
+    def session(self, session_id: str) -> Session:
+        """The session with that id (``KeyError`` if never seen)."""
+        return self._sessions[session_id]
+
+    def prompt(self, request_id: int | str) -> PromptState:
+        """The prompt submission sent with that request id."""
+        return self._prompts[request_id]
+
+    @property
+    def unmatched_responses(self) -> Sequence[Any]:
+        """Responses whose request was never seen (raw)."""
+        return tuple(self._unmatched)
+
+    def pending_agent_requests(self) -> dict[int | str, str]:
+        """The agent's requests still waiting for the client's answer: id -> method."""
+        return {rid: method for rid, (method, _p, _sid) in self._pending_in.items()}
+
+    def snapshot(self) -> dict[str, Any]:
+        """The reconciled state as plain data (SNAPSHOT.md, ``acp-client/snapshot@1``)."""
+        sessions = []
+        for session in self._sessions.values():
+            if session.protocol_version is None:
+                session.protocol_version = self.protocol_version
+            sessions.append(session_snapshot(session))
+        return finish(
+            {
+                "format": FORMAT,
+                "sessions": sessions,
+                "diagnostics": [d.to_json() for d in self.diagnostics],
+            }
+        )
+
+    # ------------------------------------------------------------------ internals
+
+    def _note(
+        self,
+        code: str,
+        message: str,
+        severity: Literal["warning", "error"] = "warning",
+        session_id: str | None = None,
+    ) -> None:
+        self.diagnostics.append(
+            Diagnostic(
+                code=code, message=message, severity=severity, line=self.line, session_id=session_id
+            )
+        )
+
+    def _session(self, session_id: str, events: list[ev.Event] | None = None) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            session = Session(
+                session_id, terminal_limit=self.terminal_limit, diagnostics=self.diagnostics
+            )
+            self._sessions[session_id] = session
+            if events is not None:
+                events.append(ev.SessionCreated(session_id=session_id, announced=False))
+        session.line = self.line
+        return session
+
+    def _apply_update(self, params: s.UpdateSessionNotification, events: list[ev.Event]) -> None:
+        session = self._sessions.get(params.session_id)
+        if session is None:
+            session = self._session(params.session_id, events)
+        session.line = self.line
+        if session.closed:
+            self._note(
+                "update-after-close",
+                "session/update for a closed session (applied, R38)",
+                session_id=session.session_id,
+            )
+        events.append(session.apply(params.update))
+        if session.side_events:
+            events.extend(session.side_events)
+            session.side_events.clear()
+
+    # -------------------------------------------------------------------- receive
+
+    def receive_data(self, data: bytes) -> list[ev.Event]:
+        """Feed bytes read from the agent's stdout (split anywhere); return the events."""
+        events: list[ev.Event] = []
+        sessions = self._sessions
+        for line in self._lines.feed(data):
+            if type(line) is bytes:
+                try:
+                    params = _FAST_DECODE(line).params
+                except _FAST_ERRORS:
+                    self._receive_line(line, events)
+                    continue
+                session = sessions.get(params.session_id)
+                if session is None or session.closed or self.line is not None:
+                    self._apply_update(params, events)
+                    continue
+                events.append(session.apply(params.update))
+                if session.side_events:
+                    events.extend(session.side_events)
+                    session.side_events.clear()
+            else:
+                self._line_too_long(line, events)  # type: ignore[arg-type]
+        return events
+
+    def receive_eof(self) -> list[ev.Event]:
+        """The agent closed its stdout: handle a last line without a newline."""
+        events: list[ev.Event] = []
+        for line in self._lines.flush():
+            if type(line) is bytes:
+                self._receive_line(line, events)
+            else:
+                self._line_too_long(line, events)  # type: ignore[arg-type]
+        return events
+
+    def _line_too_long(self, marker: LineTooLong, events: list[ev.Event]) -> None:
+        error = RemoteProtocolError(
+            f"line of {marker.size} bytes exceeds the limit of {self._lines.max_line}",
+            code=INVALID_REQUEST,
+        )
+        self._note("line-too-long", error.message, "error")
+        events.append(ev.InvalidMessageReceived(error=error))
+
+    def _receive_line(self, line: bytes, events: list[ev.Event]) -> None:
+        for item in self._decoder.decode_all(line, self.diagnostics):
+            if isinstance(item, RemoteProtocolError):
+                self._invalid(item, events, "incoming")
+            else:
+                self._dispatch(item, "incoming", events)
+
+    def receive_message(
+        self,
+        message: s.Message | dict[str, Any] | list[Any],
+        direction: Direction = "incoming",
+        *,
+        line: int | None = None,
+    ) -> list[ev.Event]:
+        """Apply one message already parsed: a Struct, or plain JSON data (a batch allowed).
+
+        ``direction`` is ``"incoming"`` for what the agent sent and ``"outgoing"`` for what
+        the client sent (log replay). ``line`` is the log line, for diagnostics.
+        """
+        self.line = line
+        events: list[ev.Event] = []
+        items = message if isinstance(message, list) else [message]
+        for item in items:
+            if isinstance(item, dict):
+                parsed = self._from_builtins(item, events, direction)
+                if parsed is None:
+                    continue
+            else:
+                parsed = item
+            self._dispatch(parsed, direction, events)
+        return events
+
+    def _from_builtins(
+        self, obj: dict[str, Any], events: list[ev.Event], direction: Direction
+    ) -> s.Message | None:
+        if obj.get("method") == "session/update" and "id" not in obj:
+            params = obj.get("params")
+            try:
+                typed = msgspec.convert(params, _UPDATE_PARAMS)
+            except msgspec.ValidationError:
+                pass
+            else:
+                return s.Notification(method="session/update", params=typed)
+        try:
+            return message_from_builtins(obj, self.diagnostics)
+        except RemoteProtocolError as exc:
+            self._invalid(exc, events, direction)
+            return None
+
+    def _invalid(self, error: RemoteProtocolError, events: list[ev.Event], direction: str) -> None:
+        error.line = self.line
+        raw = error.raw
+        if isinstance(raw, dict) and raw.get("method") == "session/update":
+            params = raw.get("params")
+            sid = params.get("sessionId") if isinstance(params, dict) else None
+            if isinstance(sid, str):
+                session = self._session(sid, events)
+                update = params.get("update") if isinstance(params, dict) else None
+                self._note(
+                    "update-rejected",
+                    f"session/update rejected: {error.message} at `{error.path}`",
+                    "error",
+                    sid,
+                )
+                session.side_events.clear()
+                events.append(ev.UpdateRejected(session_id=sid, error=error, raw=update))
+                return
+        if (
+            self.live
+            and direction == "incoming"
+            and isinstance(raw, dict)
+            and "method" in raw
+            and error.request_id is not None
+        ):
+            # An inbound request with malformed params is answered -32602 (section 1.8).
+            self._respond_error(error.request_id, error.code, error.message)
+            self._pending_in.pop(error.request_id, None)
+        code = "invalid-message" if error.code != -32700 else "malformed-line"
+        self._note(code, f"{error.message} at `{error.path}`", "error")
+        events.append(ev.InvalidMessageReceived(error=error))
+
+    def _dispatch(self, message: s.Message, direction: Direction, events: list[ev.Event]) -> None:
+        kind = type(message)
+        if direction == "incoming":
+            if kind is s.Notification:
+                self._incoming_notification(message, events)  # type: ignore[arg-type]
+            elif kind is s.Request:
+                self._incoming_request(message, events)  # type: ignore[arg-type]
+            else:
+                self._incoming_response(message, events)  # type: ignore[arg-type]
+        elif kind is s.Request:
+            self._outgoing_request(message, events)  # type: ignore[arg-type]
+        elif kind is s.Notification:
+            self._outgoing_notification(message, events)  # type: ignore[arg-type]
+        else:
+            self._outgoing_response(message, events)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------ agent -> client
+
+    def _incoming_notification(self, message: s.Notification, events: list[ev.Event]) -> None:
+        method = message.method
+        params = message.params
+        if method == "session/update":
+            self._apply_update(params, events)
+        elif method == "$/cancel_request":
+            self._agent_cancel_request(params.request_id, events)
+        # other notifications (elicitation/complete, extensions) change no state
+
+    def _agent_cancel_request(self, request_id: int | str, events: list[ev.Event]) -> None:
+        pending = self._pending_in.get(request_id)
+        if pending is None:
+            return  # unknown or answered: ignored (R62)
+        method, _params, sid = pending
+        if method == "session/request_permission" and sid is not None:
+            perm = self._sessions[sid].permissions.get(request_id)
+            if perm is not None and perm.status == "pending":
+                perm.status = "withdrawn"
+                events.append(ev.PermissionWithdrawn(session_id=sid, request_id=request_id))
+                if self.live:
+                    self._answer_permission(perm, None, events)
+        elif method == "elicitation/create" and self.live:
+            self._respond(request_id, {"action": "cancel"})
+            self._pending_in.pop(request_id, None)
+
+    def _incoming_request(self, message: s.Request, events: list[ev.Event]) -> None:
+        rid = message.id
+        if rid in self._pending_in:
+            self._note("duplicate-request-id", f"the agent reused pending request id {rid!r}")
+        method = message.method
+        params = message.params
+        sid = _session_id_of(params)
+        self._pending_in[rid] = (method, params, sid)
+        if method == "session/request_permission":
+            session = self._session(params.session_id, events)
+            subject = params.subject
+            tool_call_id = None
+            if type(subject) is s.ToolCallPermissionSubject:
+                session._ordinal += 1
+                events.append(session.apply_tool_call_fields(subject.tool_call))
+                tool_call_id = subject.tool_call.tool_call_id
+            elif type(subject) is s.CommandPermissionSubject and isinstance(
+                subject.tool_call_id, str
+            ):
+                tool_call_id = subject.tool_call_id
+            perm = PermissionState(rid, session.session_id, params, tool_call_id)
+            session.permissions[rid] = perm
+            events.append(
+                ev.PermissionRequested(
+                    session_id=session.session_id, request_id=rid, request=params
+                )
+            )
+            if self.live and session.cancel_requested:
+                terminal_id = getattr(subject, "terminal_id", None)
+                if not session.in_background(tool_call_id, terminal_id):
+                    self._answer_permission(perm, None, events)
+        else:
+            if sid is not None:
+                self._session(sid, events)
+            events.append(ev.AgentRequestReceived(request_id=rid, method=method, params=params))
+
+    def _incoming_response(
+        self, message: s.Response | s.ErrorResponse, events: list[ev.Event]
+    ) -> None:
+        rid = message.id
+        pending = self._pending_out.pop(rid, None) if rid is not None else None
+        if pending is None:
+            self._unmatched.append(message)
+            self._note("orphan-response", f"response to unknown request id {rid!r} (kept raw)")
+            events.append(ev.UnmatchedResponseReceived(message=message))
+            return
+        method = pending.method
+        error = message.error if type(message) is s.ErrorResponse else None
+        result: Any = None
+        if error is None:
+            try:
+                result = self._decoder.decode_result(
+                    method,
+                    message.result,  # type: ignore[union-attr]
+                    diagnostics=self.diagnostics,
+                )
+            except RemoteProtocolError as exc:
+                self._note(
+                    "invalid-result",
+                    f"{method} result: {exc.message} at `{exc.path}`",
+                    "error",
+                    pending.session_id,
+                )
+                result = message.result  # type: ignore[union-attr]
+        handler = _RESPONSE_HANDLERS.get(method)
+        if handler is not None:
+            handler(self, rid, pending, result, error, events)
+        events.append(
+            ev.ResponseReceived(
+                request_id=rid,  # type: ignore[arg-type]
+                method=method,
+                result=result,
+                error=error,
+                session_id=pending.session_id,
+            )
+        )
+
+    def _on_initialize(
+        self, rid: Any, pending: _Pending, result: Any, error: Any, events: list[ev.Event]
+    ) -> None:
+        if isinstance(result, s.InitializeResponse):
+            self.protocol_version = result.protocol_version
+            self.agent_info = result.info
+            caps = result.capabilities
+            self.agent_capabilities = caps if isinstance(caps, s.AgentCapabilities) else None
+            methods = result.auth_methods
+            self.auth_methods = list(methods) if isinstance(methods, list) else []
+
+    def _setup_lists(self, session: Session, pending: _Pending, result: Any) -> None:
+        commands = getattr(result, "available_commands", UNSET)
+        config = getattr(result, "config_options", UNSET)
+        if session.commands_updates == pending.commands_mark or pending.commands_mark < 0:
+            session.available_commands = list(commands) if isinstance(commands, list) else []
+        if session.config_updates == pending.config_mark or pending.config_mark < 0:
+            session.config_options = list(config) if isinstance(config, list) else []
+
+    def _on_new_session(
+        self, rid: Any, pending: _Pending, result: Any, error: Any, events: list[ev.Event]
+    ) -> None:
+        if error is not None or not isinstance(result, s.NewSessionResponse):
+            return
+        existed = result.session_id in self._sessions
+        session = self._session(result.session_id)
+        if not existed:
+            events.append(ev.SessionCreated(session_id=session.session_id, announced=True))
+        session.announced = True
+        self._setup_lists(session, pending, result)
+        events.append(ev.SessionAnnounced(session_id=session.session_id))
+
+    def _on_resume(
+        self, rid: Any, pending: _Pending, result: Any, error: Any, events: list[ev.Event]
+    ) -> None:
+        sid = pending.session_id
+        if sid is None:
+            return
+        session = self._session(sid, events)
+        replay = session.lifecycle == "replaying"
+        if error is None:
+            session.announced = True
+            if isinstance(result, s.ResumeSessionResponse):
+                self._setup_lists(session, pending, result)
+            events.append(ev.SessionAnnounced(session_id=sid))
+        if replay:
+            unretained = session.end_replay(error is None)
+            events.append(
+                ev.ReplayFinished(session_id=sid, ok=error is None, unretained=unretained)
+            )
+
+    def _on_prompt(
+        self, rid: Any, pending: _Pending, result: Any, error: Any, events: list[ev.Event]
+    ) -> None:
+        prompt = self._prompts.get(rid)
+        sid = pending.session_id
+        if prompt is None or sid is None:
+            return
+        session = self._session(sid, events)
+        if error is not None:
+            prompt.status = "rejected"
+            prompt.error = error
+            events.append(ev.PromptRejected(session_id=sid, request_id=rid, error=error))
+            return
+        prompt.status = "accepted"
+        if isinstance(result, s.PromptResponse):
+            for other in session.prompts:
+                if other is not prompt and other.message_id == result.message_id:
+                    self._note(
+                        "duplicate-message-id",
+                        f"two prompts were answered with messageId {result.message_id!r} (R10)",
+                        session_id=sid,
+                    )
+                    break
+            echoed = session.link_prompt(prompt, result.message_id)
+            events.append(
+                ev.PromptAccepted(
+                    session_id=sid, request_id=rid, message_id=result.message_id, echoed=echoed
+                )
+            )
+        else:
+            prompt.unbound = True
+            self._note(
+                "prompt-response-without-message-id",
+                "session/prompt result without a string `messageId` (R8)",
+                session_id=sid,
+            )
+            events.append(
+                ev.PromptAccepted(session_id=sid, request_id=rid, message_id=None, echoed=False)
+            )
+
+    def _on_close(
+        self, rid: Any, pending: _Pending, result: Any, error: Any, events: list[ev.Event]
+    ) -> None:
+        sid = pending.session_id
+        if sid is None:
+            return
+        session = self._session(sid, events)
+        if error is None or error.code == RESOURCE_NOT_FOUND:
+            session.closed = True
+            session.lifecycle = "closed"
+            events.append(ev.SessionClosed(session_id=sid))
+        elif session.lifecycle == "closing":
+            session.lifecycle = "open"
+
+    def _on_set_config(
+        self, rid: Any, pending: _Pending, result: Any, error: Any, events: list[ev.Event]
+    ) -> None:
+        sid = pending.session_id
+        if sid is not None and isinstance(result, s.SetSessionConfigOptionResponse):
+            session = self._session(sid, events)
+            session.config_options = list(result.config_options)
+
+    def _on_entity_cancel(
+        self, rid: Any, pending: _Pending, result: Any, error: Any, events: list[ev.Event]
+    ) -> None:
+        sid = pending.session_id
+        if sid is None or sid not in self._sessions:
+            return
+        session = self._sessions[sid]
+        tool_call_id = getattr(pending.params, "tool_call_id", None)
+        if isinstance(tool_call_id, str) and tool_call_id in session.tool_calls:
+            call = session.tool_calls[tool_call_id]
+            call.cancel_pending = error is None and not call.finished
+
+    # ------------------------------------------------------------ client -> agent
+
+    def _outgoing_request(self, message: s.Request, events: list[ev.Event]) -> None:
+        rid = message.id
+        method = message.method
+        params = message.params
+        if method == "initialize":
+            self._pending_out.clear()
+            self._pending_in.clear()
+        elif rid in self._pending_out:
+            self._note("duplicate-request-id", f"the client reused pending request id {rid!r}")
+        sid = _session_id_of(params)
+        pending = _Pending(method, params, sid)
+        self._pending_out[rid] = pending
+        if isinstance(rid, int) and rid >= self._next_id:
+            self._next_id = rid + 1
+        if sid is None:
+            return
+        session = self._session(sid, events)
+        pending.commands_mark = session.commands_updates
+        pending.config_mark = session.config_updates
+        if method == "session/prompt":
+            prompt_blocks = getattr(params, "prompt", None)
+            prompt = PromptState(rid, sid, prompt_blocks)
+            self._prompts[rid] = prompt
+            session.add_prompt(prompt)
+            events.append(ev.PromptSent(session_id=sid, request_id=rid))
+        elif method == "session/resume":
+            replay_from = getattr(params, "replay_from", UNSET)
+            if replay_from is not UNSET and replay_from is not None:
+                session.begin_replay()
+                events.append(ev.ReplayStarted(session_id=sid))
+        elif method == "session/close":
+            session.lifecycle = "closing"
+            if self.live:
+                self._cancel_permissions(session, events)
+
+    def _outgoing_notification(self, message: s.Notification, events: list[ev.Event]) -> None:
+        if message.method == "session/cancel":
+            sid = _session_id_of(message.params)
+            if sid is None:
+                return
+            session = self._session(sid, events)
+            marked = session.request_cancel()
+            events.append(ev.CancelRequested(session_id=sid, tool_call_ids=marked))
+            if self.live:
+                self._cancel_permissions(session, events)
+
+    def _outgoing_response(
+        self, message: s.Response | s.ErrorResponse, events: list[ev.Event]
+    ) -> None:
+        rid = message.id
+        pending = self._pending_in.pop(rid, None) if rid is not None else None
+        if pending is None:
+            self._note("orphan-response", f"client response to unknown agent request {rid!r}")
+            events.append(ev.UnmatchedResponseReceived(message=message))
+            return
+        method, _params, sid = pending
+        if method != "session/request_permission" or sid is None:
+            return
+        perm = self._sessions[sid].permissions.get(rid) if rid is not None else None
+        if perm is None:
+            return
+        outcome: Any = None
+        if type(message) is s.Response:
+            result = message.result
+            outcome = result.get("outcome") if isinstance(result, dict) else None
+            if outcome is None and isinstance(result, s.RequestPermissionResponse):
+                outcome = result.outcome
+        self._record_answer(perm, outcome, events)
+
+    def _record_answer(self, perm: PermissionState, outcome: Any, events: list[ev.Event]) -> None:
+        plain = msgspec.to_builtins(outcome) if isinstance(outcome, msgspec.Struct) else outcome
+        perm.outcome = plain
+        if perm.status != "withdrawn":
+            cancelled = isinstance(plain, dict) and plain.get("outcome") == "cancelled"
+            perm.status = "cancelled" if cancelled else "answered"
+        events.append(
+            ev.PermissionAnswered(
+                session_id=perm.session_id, request_id=perm.request_id, outcome=plain
+            )
+        )
+
+    # ------------------------------------------------------------------- sending
+
+    def _write(self, message: s.Message) -> bytes:
+        return encode(message) + b"\n"
+
+    def _record(self, message: s.Message) -> list[ev.Event]:
+        events: list[ev.Event] = []
+        self.line = None
+        self._dispatch(message, "outgoing", events)
+        return events
+
+    def _new_id(self) -> int:
+        rid = self._next_id
+        self._next_id += 1
+        while rid in self._pending_out:
+            rid = self._next_id
+            self._next_id += 1
+        return rid
+
+    def send_request(self, method: str, params: Any = UNSET) -> SentRequest:
+        """Build, record and encode a request (any method; extension methods too)."""
+        rid = self._new_id()
+        message = s.Request(id=rid, method=method, params=params)
+        self._record(message)
+        return SentRequest(rid, self._write(message))
+
+    def send_notification(self, method: str, params: Any = UNSET) -> bytes:
+        """Build, record and encode a notification."""
+        message = s.Notification(method=method, params=params)
+        self._record(message)
+        return self._write(message)
+
+    def send_initialize(
+        self,
+        *,
+        name: str = "acp-client",
+        version: str = "0",
+        protocol_version: int = 2,
+        capabilities: s.ClientCapabilities | None = None,
+    ) -> SentRequest:
+        """``initialize``: ask for ``protocol_version`` and advertise the client."""
+        params = s.InitializeRequest(
+            protocol_version=protocol_version,
+            info=s.Implementation(name=name, version=version),
+            capabilities=capabilities if capabilities is not None else s.ClientCapabilities(),
+        )
+        return self.send_request("initialize", params)
+
+    def send_new_session(
+        self,
+        cwd: str,
+        *,
+        mcp_servers: Iterable[s.McpServer] = (),
+        additional_directories: Iterable[str] | None = None,
+    ) -> SentRequest:
+        """``session/new`` in the absolute directory ``cwd``."""
+        params = s.NewSessionRequest(cwd=cwd, mcp_servers=list(mcp_servers))
+        if additional_directories is not None:
+            params.additional_directories = list(additional_directories)
+        return self.send_request("session/new", params)
+
+    def send_resume(
+        self,
+        session_id: str,
+        cwd: str,
+        *,
+        replay: bool = True,
+        mcp_servers: Iterable[s.McpServer] = (),
+        additional_directories: Iterable[str] | None = None,
+    ) -> SentRequest:
+        """``session/resume``; with ``replay`` the agent replays its retained history."""
+        params = s.ResumeSessionRequest(
+            session_id=session_id, cwd=cwd, mcp_servers=list(mcp_servers)
+        )
+        if additional_directories is not None:
+            params.additional_directories = list(additional_directories)
+        if replay:
+            params.replay_from = s.ReplayFromStart()
+        return self.send_request("session/resume", params)
+
+    def send_prompt(self, session_id: str, prompt: str | Sequence[s.ContentBlock]) -> SentRequest:
+        """``session/prompt`` with text or content blocks; the returned id tracks it.
+
+        Raises:
+            LocalProtocolError: the prompt is empty (the protocol forbids it).
+        """
+        blocks: list[s.ContentBlock] = (
+            [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
+        )
+        if not blocks:
+            raise LocalProtocolError("a prompt needs at least one content block")
+        return self.send_request(
+            "session/prompt", s.PromptRequest(session_id=session_id, prompt=blocks)
+        )
+
+    def send_cancel(self, session_id: str) -> bytes:
+        """``session/cancel``; also answers the session's pending permission requests.
+
+        Returns every byte to write: the notification and the ``cancelled`` answers.
+        """
+        data = self.send_notification(
+            "session/cancel", s.CancelSessionNotification(session_id=session_id)
+        )
+        return data + self.data_to_send()
+
+    def send_close(self, session_id: str) -> SentRequest:
+        """``session/close`` (pending permission requests are answered ``cancelled``)."""
+        sent = self.send_request("session/close", s.CloseSessionRequest(session_id=session_id))
+        return SentRequest(sent.request_id, sent.data + self.data_to_send())
+
+    def send_set_config_option(
+        self, session_id: str, config_id: str, value: str | bool
+    ) -> SentRequest:
+        """``session/set_config_option`` (a select value id, or a boolean)."""
+        params = s.SetSessionConfigOptionRequest(
+            session_id=session_id,
+            config_id=config_id,
+            type="boolean" if isinstance(value, bool) else "id",
+            value=value,
+        )
+        return self.send_request("session/set_config_option", params)
+
+    def send_list_sessions(
+        self, *, cwd: str | None = None, cursor: str | None = None
+    ) -> SentRequest:
+        """``session/list``."""
+        params = s.ListSessionsRequest()
+        if cwd is not None:
+            params.cwd = cwd
+        if cursor is not None:
+            params.cursor = cursor
+        return self.send_request("session/list", params)
+
+    def send_cancel_tool_call(self, session_id: str, tool_call_id: str) -> SentRequest:
+        """``tool_call/cancel``, only while the tool call advertises it (C29)."""
+        call = self.session(session_id).tool_calls.get(tool_call_id)
+        if call is None or not call.cancellable:
+            raise LocalProtocolError(f"tool call {tool_call_id!r} does not advertise cancel")
+        return self.send_request(
+            "tool_call/cancel",
+            s.CancelToolCallRequest(session_id=session_id, tool_call_id=tool_call_id),
+        )
+
+    def send_cancel_terminal(self, session_id: str, terminal_id: str) -> SentRequest:
+        """``terminal/cancel``, only while the terminal advertises it (C29)."""
+        term = self.session(session_id).terminals.get(terminal_id)
+        if term is None or not term.cancellable:
+            raise LocalProtocolError(f"terminal {terminal_id!r} does not advertise cancel")
+        return self.send_request(
+            "terminal/cancel",
+            s.CancelTerminalRequest(session_id=session_id, terminal_id=terminal_id),
+        )
+
+    def send_cancel_request(self, request_id: int | str) -> bytes:
+        """``$/cancel_request`` for one of the client's pending requests."""
+        if request_id not in self._pending_out:
+            raise LocalProtocolError(f"no pending request {request_id!r}")
+        return self.send_notification(
+            "$/cancel_request", s.CancelRequestNotification(request_id=request_id)
+        )
+
+    def answer_permission(self, request_id: int | str, option_id: str | None) -> bytes:
+        """Answer a permission request: an offered ``option_id``, or ``None`` for cancelled.
+
+        Raises:
+            LocalProtocolError: no such pending request, or the option was not offered.
+        """
+        pending = self._pending_in.get(request_id)
+        if pending is None or pending[0] != "session/request_permission" or pending[2] is None:
+            raise LocalProtocolError(f"no pending permission request {request_id!r}")
+        perm = self._sessions[pending[2]].permissions[request_id]
+        if option_id is not None:
+            offered = [o.option_id for o in getattr(perm.request, "options", [])]
+            if option_id not in offered:
+                raise LocalProtocolError(f"option {option_id!r} was not offered")
+        events: list[ev.Event] = []
+        self._answer_permission(perm, option_id, events)
+        return self.data_to_send()
+
+    def _answer_permission(
+        self, perm: PermissionState, option_id: str | None, events: list[ev.Event]
+    ) -> None:
+        outcome: s.RequestPermissionOutcome = (
+            s.CancelledPermissionOutcome()
+            if option_id is None
+            else s.SelectedPermissionOutcome(option_id=option_id)
+        )
+        self._pending_in.pop(perm.request_id, None)
+        self._respond(perm.request_id, s.RequestPermissionResponse(outcome=outcome))
+        self._record_answer(perm, outcome, events)
+
+    def _cancel_permissions(self, session: Session, events: list[ev.Event]) -> None:
+        for perm in list(session.permissions.values()):
+            if perm.status == "pending" and perm.request_id in self._pending_in:
+                self._answer_permission(perm, None, events)
+
+    def answer_method_not_found(self, request_id: int | str) -> bytes:
+        """Answer an agent request the client does not handle with -32601."""
+        if request_id not in self._pending_in:
+            raise LocalProtocolError(f"no pending agent request {request_id!r}")
+        method = self._pending_in.pop(request_id)[0]
+        self._respond_error(request_id, METHOD_NOT_FOUND, f"method not found: {method}")
+        return self.data_to_send()
+
+    def answer_request(self, request_id: int | str, result: Any) -> bytes:
+        """Answer any pending agent request with a result."""
+        pending = self._pending_in.get(request_id)
+        if pending is None:
+            raise LocalProtocolError(f"no pending agent request {request_id!r}")
+        if pending[0] == "session/request_permission":
+            raise LocalProtocolError("use answer_permission for permission requests")
+        self._pending_in.pop(request_id)
+        self._respond(request_id, result)
+        return self.data_to_send()
+
+    def answer_error(self, request_id: int | str, code: int, message: str) -> bytes:
+        """Answer a pending agent request with an error."""
+        pending = self._pending_in.pop(request_id, None)
+        if pending is None:
+            raise LocalProtocolError(f"no pending agent request {request_id!r}")
+        if pending[0] == "session/request_permission" and pending[2] is not None:
+            perm = self._sessions[pending[2]].permissions.get(request_id)
+            if perm is not None and perm.status == "pending":
+                perm.status = "answered"
+        self._respond_error(request_id, code, message)
+        return self.data_to_send()
+
+    def _respond(self, request_id: int | str, result: Any) -> None:
+        self._outbox.append(self._write(s.Response(id=request_id, result=result)))
+
+    def _respond_error(self, request_id: int | str, code: int, message: str) -> None:
+        error = s.ErrorResponse(id=request_id, error=s.Error(code=code, message=message))
+        self._outbox.append(self._write(error))
+
+    def data_to_send(self) -> bytes:
+        """Bytes the connection owes the agent (automatic answers), then forgets them."""
+        if not self._outbox:
+            return b""
+        data = b"".join(self._outbox)
+        self._outbox.clear()
+        return data
+
+    def connection_lost(self) -> None:
+        """The agent went away: prompts still pending stay pending (never retried)."""
+        for prompt in self._prompts.values():
+            if prompt.status == "pending":
+                self._note(
+                    "prompt-uncertain",
+                    f"connection lost before the response to prompt {prompt.request_id!r}",
+                    session_id=prompt.session_id,
+                )
+
+    def __repr__(self) -> str:
+        return f"Connection(sessions={len(self._sessions)}, live={self.live})"
+
+
+_RESPONSE_HANDLERS = {
+    "initialize": Connection._on_initialize,
+    "session/new": Connection._on_new_session,
+    "session/resume": Connection._on_resume,
+    "session/prompt": Connection._on_prompt,
+    "session/close": Connection._on_close,
+    "session/set_config_option": Connection._on_set_config,
+    "tool_call/cancel": Connection._on_entity_cancel,
+}

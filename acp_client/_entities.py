@@ -1,0 +1,360 @@
+"""The state of one session's entities: messages, tool calls, terminals, plans, compactions.
+
+These objects are owned and mutated by the session reducer (``_session``); users get
+them through the reducer's read-only accessors and must treat them as read-only.
+List-valued state is exposed as :class:`ListView` (no copy, no mutation).
+"""
+
+from __future__ import annotations
+
+import binascii
+import codecs
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal, overload
+
+from msgspec import UNSET
+
+from . import _schema as s
+
+__all__ = [
+    "ListView",
+    "MessageState",
+    "ToolCallState",
+    "TerminalState",
+    "PlanState",
+    "CompactionState",
+    "TimelineEntry",
+    "Role",
+    "decode_base64",
+]
+
+Role = Literal["user", "agent", "thought"]
+FINISHED_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+
+def decode_base64(data: str) -> bytes:
+    """Decode standard RFC 4648 base64 (padding required); raise ``ValueError`` if invalid."""
+    try:
+        return binascii.a2b_base64(data, strict_mode=True)
+    except binascii.Error as exc:
+        raise ValueError(str(exc)) from None
+
+
+class ListView(Sequence[Any]):
+    """A read-only, zero-copy view of a list owned by the reducer."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[Any]) -> None:
+        self._items = items
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._items)
+
+    def __repr__(self) -> str:
+        return f"ListView({self._items!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ListView):
+            return self._items == other._items
+        if isinstance(other, list | tuple):
+            return self._items == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Entity:
+    __slots__ = ("excluded", "extra", "first_seen", "last_changed", "meta")
+
+    def __init__(self, ordinal: int) -> None:
+        self.first_seen = ordinal
+        self.last_changed = ordinal
+        self.meta: dict[str, Any] | None = None
+        self.extra: dict[str, Any] | None = None
+        self.excluded = False
+
+
+class MessageState(_Entity):
+    """A user message, agent message or thought, keyed by (role, ``messageId``).
+
+    Attributes:
+        role: ``"user"``, ``"agent"`` or ``"thought"`` (fixed by the variant that created it).
+        message_id: the agent's opaque id.
+        meta: stored ``_meta`` after META-PATCH (``None`` when none).
+        extra: unknown fields, patched by key.
+        first_seen / last_changed: ordinals of the updates that created / last changed it.
+        excluded: ``True`` once a ``refusal`` excluded it from the agent's next context.
+    """
+
+    __slots__ = ("_content", "chunk_meta", "message_id", "role")
+    entry = "message"
+
+    def __init__(self, role: Role, message_id: str, ordinal: int) -> None:
+        super().__init__(ordinal)
+        self.role = role
+        self.message_id = message_id
+        self._content: list[Any] = []
+        self.chunk_meta: dict[int, dict[str, Any]] | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The timeline key: (role, message id)."""
+        return (self.role, self.message_id)
+
+    @property
+    def content(self) -> ListView:
+        """The content blocks, as received (adjacent text blocks are not merged)."""
+        return ListView(self._content)
+
+    def text(self) -> str:
+        """The message's text for display: its text blocks joined."""
+        return "".join(b.text for b in self._content if type(b) is s.TextContent)
+
+    def __repr__(self) -> str:
+        return f"MessageState({self.role!r}, {self.message_id!r}, blocks={len(self._content)})"
+
+
+class ToolCallState(_Entity):
+    """A tool call keyed by ``toolCallId``, with the agent's stored fields.
+
+    ``kind`` and ``status`` are ``None`` when unset or reset (displayed ``other`` and
+    ``pending``); :attr:`effective_status` adds the local cancellation overlay.
+    """
+
+    __slots__ = (
+        "_content",
+        "_locations",
+        "cancel_pending",
+        "capabilities",
+        "chunk_meta",
+        "kind",
+        "locally_cancelled",
+        "name",
+        "raw_input",
+        "raw_output",
+        "status",
+        "title",
+        "tool_call_id",
+    )
+    entry = "toolCall"
+
+    def __init__(self, tool_call_id: str, ordinal: int) -> None:
+        super().__init__(ordinal)
+        self.tool_call_id = tool_call_id
+        self.title: str | None = None
+        self.name: str | None = None
+        self.kind: str | None = None
+        self.status: str | None = None
+        self._content: list[Any] = []
+        self._locations: list[Any] = []
+        self.raw_input: Any = UNSET
+        self.raw_output: Any = UNSET
+        self.capabilities: s.ToolCallCapabilities | None = None
+        self.chunk_meta: dict[int, dict[str, Any]] | None = None
+        self.locally_cancelled = False
+        self.cancel_pending = False
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The timeline key: ("toolCall", id)."""
+        return ("toolCall", self.tool_call_id)
+
+    @property
+    def content(self) -> ListView:
+        """The content items (content blocks, diffs, terminal anchors, unknown raw items)."""
+        return ListView(self._content)
+
+    @property
+    def locations(self) -> ListView:
+        """The file locations."""
+        return ListView(self._locations)
+
+    @property
+    def effective_status(self) -> str:
+        """The status to display: ``cancelled`` under the local overlay, else the agent's."""
+        if self.locally_cancelled:
+            return "cancelled"
+        return self.status or "pending"
+
+    @property
+    def finished(self) -> bool:
+        """Whether the agent's status is final (completed, failed, cancelled)."""
+        return self.status in FINISHED_STATUSES
+
+    @property
+    def cancellable(self) -> bool:
+        """Whether the latest capabilities advertise ``tool_call/cancel``."""
+        caps = self.capabilities
+        return caps is not None and caps.cancel is not UNSET and caps.cancel is not None
+
+    def __repr__(self) -> str:
+        return f"ToolCallState({self.tool_call_id!r}, status={self.effective_status!r})"
+
+
+class TerminalState(_Entity):
+    """A display-only terminal: stored fields and the retained output bytes.
+
+    ``limit`` (bytes) caps retention: older bytes are dropped from the front and counted
+    in :attr:`truncated_bytes`.
+    """
+
+    __slots__ = (
+        "_buf",
+        "_decoded",
+        "_decoded_upto",
+        "_decoder",
+        "_dropped",
+        "capabilities",
+        "command",
+        "cwd",
+        "exit_status",
+        "limit",
+        "size",
+        "terminal_id",
+    )
+
+    def __init__(self, terminal_id: str, ordinal: int, limit: int | None = None) -> None:
+        super().__init__(ordinal)
+        self.terminal_id = terminal_id
+        self.command: str | None = None
+        self.cwd: str | None = None
+        self.size: s.TerminalSize | None = None
+        self.capabilities: s.TerminalCapabilities | None = None
+        self.exit_status: s.TerminalExitStatus | None = None
+        self.limit = limit
+        self._buf = bytearray()
+        self._dropped = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoded: list[str] = []
+        self._decoded_upto = 0
+
+    def append(self, data: bytes) -> None:
+        """Append bytes (amortised constant time per byte, retention applied lazily)."""
+        buf = self._buf
+        buf += data
+        limit = self.limit
+        if limit is not None and len(buf) > 2 * limit + 4096:
+            drop = len(buf) - limit
+            del buf[:drop]
+            self._dropped += drop
+            self._reset_text()
+
+    def replace(self, data: bytes) -> None:
+        """Replace all output with a snapshot (clears local truncation)."""
+        self._buf = bytearray(data)
+        self._dropped = 0
+        self._reset_text()
+        if self.limit is not None and len(self._buf) > self.limit:
+            self.append(b"")
+
+    def _reset_text(self) -> None:
+        self._decoder.reset()
+        self._decoded = []
+        self._decoded_upto = 0
+
+    @property
+    def output(self) -> bytes:
+        """Every retained byte: the last snapshot and the chunks after it."""
+        buf = self._buf
+        if self.limit is not None and len(buf) > self.limit:
+            return bytes(buf[len(buf) - self.limit :])
+        return bytes(buf)
+
+    @property
+    def truncated_bytes(self) -> int:
+        """Bytes dropped from the front by the local retention limit."""
+        extra = 0
+        if self.limit is not None and len(self._buf) > self.limit:
+            extra = len(self._buf) - self.limit
+        return self._dropped + extra
+
+    def text(self) -> str:
+        """The output decoded as UTF-8, incrementally (a split sequence decodes correctly).
+
+        Invalid bytes become U+FFFD; control sequences are left in (render them with a
+        terminal emulator, or strip them, before display).
+        """
+        buf = self._buf
+        start = 0
+        if self.limit is not None and len(buf) > self.limit:
+            start = len(buf) - self.limit
+            if self._decoded_upto < start:
+                self._reset_text()
+                self._decoded_upto = start
+        if self._decoded_upto < len(buf):
+            self._decoded.append(self._decoder.decode(bytes(buf[self._decoded_upto :])))
+            self._decoded_upto = len(buf)
+        if len(self._decoded) > 1:
+            self._decoded = ["".join(self._decoded)]
+        return self._decoded[0] if self._decoded else ""
+
+    @property
+    def exited(self) -> bool:
+        """Whether an ``exitStatus`` object is stored."""
+        return self.exit_status is not None
+
+    @property
+    def cancellable(self) -> bool:
+        """Whether the latest capabilities advertise ``terminal/cancel``."""
+        caps = self.capabilities
+        return caps is not None and caps.cancel is not UNSET and caps.cancel is not None
+
+    def __repr__(self) -> str:
+        return f"TerminalState({self.terminal_id!r}, bytes={len(self._buf)})"
+
+
+class PlanState:
+    """A plan keyed by ``planId``: its last content (a ``PlanItems`` or a raw dict)."""
+
+    __slots__ = ("first_seen", "plan", "plan_id")
+
+    def __init__(self, plan_id: str, plan: Any, ordinal: int) -> None:
+        self.plan_id = plan_id
+        self.plan = plan
+        self.first_seen = ordinal
+
+    def __repr__(self) -> str:
+        return f"PlanState({self.plan_id!r})"
+
+
+class CompactionState(_Entity):
+    """A compaction timeline entry keyed by ``compactionId``."""
+
+    __slots__ = ("_summary", "chunk_meta", "compaction_id", "error", "status")
+    entry = "compaction"
+
+    def __init__(self, compaction_id: str, ordinal: int) -> None:
+        super().__init__(ordinal)
+        self.compaction_id = compaction_id
+        self.status = "in_progress"
+        self._summary: list[Any] = []
+        self.error: str | None = None
+        self.chunk_meta: dict[int, dict[str, Any]] | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The timeline key: ("compaction", id)."""
+        return ("compaction", self.compaction_id)
+
+    @property
+    def summary(self) -> ListView:
+        """The summary blocks."""
+        return ListView(self._summary)
+
+    def __repr__(self) -> str:
+        return f"CompactionState({self.compaction_id!r}, status={self.status!r})"
+
+
+TimelineEntry = MessageState | ToolCallState | CompactionState
+"""One entry of a session's timeline."""

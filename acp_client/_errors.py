@@ -1,0 +1,78 @@
+"""Exceptions of acp_client: one root, and whose fault it was.
+
+A :class:`LocalProtocolError` is a mistake of the caller (this process): sending a
+request that the protocol does not allow in the current state, answering a request
+twice, and so on. A :class:`RemoteProtocolError` is a mistake of the peer (the
+Agent, or the log being replayed): it names where the bad input was (a JSON path,
+and a line when known) and the JSON-RPC error code that fits it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ACPError",
+    "LocalProtocolError",
+    "RemoteProtocolError",
+    "PARSE_ERROR",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "INVALID_PARAMS",
+    "INTERNAL_ERROR",
+    "REQUEST_CANCELLED",
+    "AUTH_REQUIRED",
+    "RESOURCE_NOT_FOUND",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+]
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REQUEST_CANCELLED = -32800
+AUTH_REQUIRED = -32000
+RESOURCE_NOT_FOUND = -32002
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+class ACPError(Exception):
+    """Root of every exception acp_client raises on purpose."""
+
+
+class LocalProtocolError(ACPError):
+    """The caller asked for something the protocol does not allow."""
+
+
+class RemoteProtocolError(ACPError):
+    """The peer sent something that cannot be understood.
+
+    Attributes:
+        message: a short human-readable explanation.
+        path: the JSON path of the offending value (``$.params.update.content``), or ``"$"``.
+        code: the JSON-RPC error code that fits (-32700, -32600 or -32602).
+        line: the 1-based input line, when known.
+        excerpt: a short excerpt of the offending input, when available.
+        raw: the offending JSON value as parsed (a dict for a message), when it parsed.
+        request_id: the id of the offending request, so that it can be answered.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str = "$",
+        code: int = INVALID_PARAMS,
+        line: int | None = None,
+        excerpt: str | None = None,
+        raw: object = None,
+        request_id: int | str | None = None,
+    ) -> None:
+        self.message = message
+        self.raw = raw
+        self.request_id = request_id
+        self.path = path
+        self.code = code
+        self.line = line
+        self.excerpt = excerpt
+        where = f"line {line}, " if line is not None else ""
+        super().__init__(f"{message} ({where}at `{path}`, JSON-RPC code {code})")

@@ -1,0 +1,294 @@
+"""Events: small frozen values with past-tense names, one per thing that happened.
+
+Every applied ``session/update`` yields exactly one event naming the entity it changed
+and how, so that a UI re-renders only that. The connection adds events for requests and
+responses (prompts, permissions, setup). Events are msgspec Structs: cheap to create,
+immutable, comparable.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from ._errors import RemoteProtocolError
+
+__all__ = [
+    "Event",
+    "ContentChange",
+    "MessageChunkAppended",
+    "MessageUpserted",
+    "ToolCallChunkAppended",
+    "ToolCallUpserted",
+    "TerminalOutputAppended",
+    "TerminalUpserted",
+    "PlanUpdated",
+    "AvailableCommandsUpdated",
+    "ConfigOptionsUpdated",
+    "SessionInfoUpdated",
+    "UsageUpdated",
+    "NoticeReceived",
+    "CompactionUpserted",
+    "CompactionChunkAppended",
+    "StateChanged",
+    "UnknownUpdateReceived",
+    "UpdateRejected",
+    "SessionCreated",
+    "SessionAnnounced",
+    "SessionClosed",
+    "ReplayStarted",
+    "ReplayFinished",
+    "CancelRequested",
+    "PromptSent",
+    "PromptAccepted",
+    "PromptRejected",
+    "PromptEchoed",
+    "PermissionRequested",
+    "PermissionAnswered",
+    "PermissionWithdrawn",
+    "AgentRequestReceived",
+    "ResponseReceived",
+    "UnmatchedResponseReceived",
+    "InvalidMessageReceived",
+]
+
+ContentChange = Literal["unchanged", "replaced", "cleared"]
+"""How an upsert changed a content list: omitted, a non-empty array, or ``null``/``[]``."""
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """Base of every event."""
+
+
+class _SessionEvent(Event, frozen=True, kw_only=True):
+    session_id: str
+
+
+class MessageChunkAppended(_SessionEvent, frozen=True, kw_only=True):
+    """A chunk appended one block to a message (``created`` when it made the message)."""
+
+    role: str
+    message_id: str
+    block: Any
+    created: bool
+
+
+class MessageUpserted(_SessionEvent, frozen=True, kw_only=True):
+    """A whole-message update patched a message."""
+
+    role: str
+    message_id: str
+    created: bool
+    content: ContentChange
+
+
+class ToolCallChunkAppended(_SessionEvent, frozen=True, kw_only=True):
+    """A ``tool_call_content_chunk`` appended one content item."""
+
+    tool_call_id: str
+    item: Any
+    created: bool
+
+
+class ToolCallUpserted(_SessionEvent, frozen=True, kw_only=True):
+    """A ``tool_call_update`` (or a permission subject) patched a tool call."""
+
+    tool_call_id: str
+    created: bool
+    content: ContentChange
+
+
+class TerminalOutputAppended(_SessionEvent, frozen=True, kw_only=True):
+    """A ``terminal_output_chunk`` appended bytes to a terminal."""
+
+    terminal_id: str
+    data: bytes
+    created: bool
+
+
+class TerminalUpserted(_SessionEvent, frozen=True, kw_only=True):
+    """A ``terminal_update`` patched a terminal; ``output`` says what became of its bytes."""
+
+    terminal_id: str
+    created: bool
+    output: ContentChange
+
+
+class PlanUpdated(_SessionEvent, frozen=True, kw_only=True):
+    """A plan's content was replaced."""
+
+    plan_id: str
+    created: bool
+
+
+class AvailableCommandsUpdated(_SessionEvent, frozen=True, kw_only=True):
+    """The command list was replaced."""
+
+
+class ConfigOptionsUpdated(_SessionEvent, frozen=True, kw_only=True):
+    """The config option list was replaced."""
+
+
+class SessionInfoUpdated(_SessionEvent, frozen=True, kw_only=True):
+    """Session info (title, updatedAt, _meta) was patched."""
+
+
+class UsageUpdated(_SessionEvent, frozen=True, kw_only=True):
+    """Context usage / cost changed."""
+
+
+class NoticeReceived(_SessionEvent, frozen=True, kw_only=True):
+    """A notice arrived (live information, not history)."""
+
+    notice: Any
+
+
+class CompactionUpserted(_SessionEvent, frozen=True, kw_only=True):
+    """A ``compaction_update`` patched a compaction."""
+
+    compaction_id: str
+    created: bool
+    summary: ContentChange
+
+
+class CompactionChunkAppended(_SessionEvent, frozen=True, kw_only=True):
+    """A ``compaction_summary_chunk`` appended one summary block."""
+
+    compaction_id: str
+    block: Any
+    created: bool
+
+
+class StateChanged(_SessionEvent, frozen=True, kw_only=True):
+    """A ``state_update`` replaced the foreground snapshot.
+
+    ``turn_completed`` is true when this moved the session into ``idle`` from a non-idle
+    state (outside replay): the work ended with ``stop_reason``.
+    """
+
+    state: str
+    stop_reason: str | None
+    turn_completed: bool
+
+
+class UnknownUpdateReceived(_SessionEvent, frozen=True, kw_only=True):
+    """An update of an unknown or custom kind, kept verbatim."""
+
+    update: dict[str, Any]
+
+
+class UpdateRejected(_SessionEvent, frozen=True, kw_only=True):
+    """A ``session/update`` that could not be applied (kept raw, with its error)."""
+
+    error: RemoteProtocolError
+    raw: Any
+
+
+class SessionCreated(_SessionEvent, frozen=True, kw_only=True):
+    """A session was seen for the first time (``announced`` when by a setup exchange)."""
+
+    announced: bool
+
+
+class SessionAnnounced(_SessionEvent, frozen=True, kw_only=True):
+    """A ``session/new`` or ``session/resume`` exchange for the session succeeded."""
+
+
+class SessionClosed(_SessionEvent, frozen=True, kw_only=True):
+    """``session/close`` succeeded (or was answered -32002)."""
+
+
+class ReplayStarted(_SessionEvent, frozen=True, kw_only=True):
+    """A ``session/resume`` with ``replayFrom`` was sent: history is being replayed."""
+
+
+class ReplayFinished(_SessionEvent, frozen=True, kw_only=True):
+    """The replay ended; ``unretained`` entries were not reported again."""
+
+    ok: bool
+    unretained: int
+
+
+class CancelRequested(_SessionEvent, frozen=True, kw_only=True):
+    """``session/cancel`` was sent: the listed tool calls are now shown cancelled locally."""
+
+    tool_call_ids: tuple[str, ...]
+
+
+class PromptSent(_SessionEvent, frozen=True, kw_only=True):
+    """A ``session/prompt`` request was sent."""
+
+    request_id: int | str
+
+
+class PromptAccepted(_SessionEvent, frozen=True, kw_only=True):
+    """The prompt was inserted; ``echoed`` if its user message was already applied."""
+
+    request_id: int | str
+    message_id: str | None
+    echoed: bool
+
+
+class PromptRejected(_SessionEvent, frozen=True, kw_only=True):
+    """The prompt was not inserted (error response)."""
+
+    request_id: int | str
+    error: Any
+
+
+class PromptEchoed(_SessionEvent, frozen=True, kw_only=True):
+    """The user-message update for an accepted prompt was applied."""
+
+    request_id: int | str
+    message_id: str
+
+
+class PermissionRequested(_SessionEvent, frozen=True, kw_only=True):
+    """The agent asks for permission; answer with ``Connection.answer_permission``."""
+
+    request_id: int | str
+    request: Any
+
+
+class PermissionAnswered(_SessionEvent, frozen=True, kw_only=True):
+    """A permission request was answered (``outcome`` as sent)."""
+
+    request_id: int | str
+    outcome: Any
+
+
+class PermissionWithdrawn(_SessionEvent, frozen=True, kw_only=True):
+    """The agent withdrew a pending permission request with ``$/cancel_request``."""
+
+    request_id: int | str
+
+
+class AgentRequestReceived(Event, frozen=True, kw_only=True):
+    """The agent sent a request acp_client does not handle (answer it or let it fail)."""
+
+    request_id: int | str
+    method: str
+    params: Any
+
+
+class ResponseReceived(Event, frozen=True, kw_only=True):
+    """A response to one of the client's requests (``error`` set for an error response)."""
+
+    request_id: int | str
+    method: str
+    result: Any
+    error: Any
+    session_id: str | None
+
+
+class UnmatchedResponseReceived(Event, frozen=True, kw_only=True):
+    """A response whose request is unknown (kept raw, with a diagnostic)."""
+
+    message: Any
+
+
+class InvalidMessageReceived(Event, frozen=True, kw_only=True):
+    """A line or message that could not be understood (kept raw, with a diagnostic)."""
+
+    error: RemoteProtocolError

@@ -1,0 +1,1304 @@
+"""msgspec Structs for the ACP v2 wire format (schema-v2.json of the TypeScript SDK 2.4.0).
+
+Theory of operation
+-------------------
+Every object of the protocol is a :class:`Wire` Struct with the schema's own field names
+(snake_case in Python, camelCase on the wire; ``_meta`` is ``meta``). Three things the
+protocol needs and plain Structs would lose are kept as follows:
+
+* **Three states.** A field that may be omitted defaults to ``msgspec.UNSET``; an explicit
+  JSON ``null`` decodes to ``None``; a value to the value. Encoding writes them back as
+  they came (``UNSET`` fields are left out).
+* **Unknown fields.** Structs forbid unknown fields, so a message that carries one leaves
+  msgspec's fast typed path; the lenient path (``_codec``) then keeps every unknown field in
+  :attr:`Wire.extra`, and :func:`acp_client.encode` writes them back at their place.
+* **Unknown variants.** Open tagged unions (content blocks, update kinds, plan types, ...)
+  hold an unknown or custom variant as its raw JSON object (a ``dict``), in place.
+
+Lenient decoding annotations of the schema are attached to fields with ``Annotated``:
+``D`` (``x-deserialize-default-on-error``), ``S`` (``x-deserialize-skip-invalid-items``),
+``N`` (``x-deserialize-default-on-null``). Only the lenient path reads them.
+"""
+
+import enum
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Union
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+__all__ = [
+    "UNSET",
+    "UnsetType",
+    "Lenient",
+    "D",
+    "S",
+    "N",
+    "DS",
+    "Wire",
+    "RequestId",
+    # content
+    "Annotations",
+    "Icon",
+    "TextContent",
+    "ImageContent",
+    "AudioContent",
+    "ResourceLink",
+    "ResourceContents",
+    "EmbeddedResource",
+    "ContentBlock",
+    "KNOWN_CONTENT_BLOCKS",
+    # tool calls
+    "ToolCallCancelCapabilities",
+    "ToolCallCapabilities",
+    "ToolCallLocation",
+    "Content",
+    "DiffPatch",
+    "DiffAdd",
+    "DiffDelete",
+    "DiffModify",
+    "DiffMove",
+    "DiffCopy",
+    "DiffChange",
+    "Diff",
+    "Terminal",
+    "ToolCallContent",
+    "ToolCallFields",
+    # terminals
+    "TerminalOutput",
+    "TerminalExitStatus",
+    "TerminalSize",
+    "TerminalCancelCapabilities",
+    "TerminalCapabilities",
+    # plans, commands, config, usage
+    "PlanEntry",
+    "PlanItems",
+    "PlanUpdateContent",
+    "TextCommandInput",
+    "AvailableCommandInput",
+    "Command",
+    "AvailableCommand",
+    "SessionConfigSelect",
+    "SessionConfigBoolean",
+    "SessionConfigOption",
+    "Cost",
+    "Error",
+    "BackgroundTerminal",
+    "BackgroundToolCall",
+    "BackgroundWork",
+    # session updates
+    "ContentChunk",
+    "UserMessageChunk",
+    "UserMessage",
+    "AgentMessageChunk",
+    "AgentMessage",
+    "AgentThoughtChunk",
+    "AgentThought",
+    "StateUpdate",
+    "ToolCallContentChunk",
+    "ToolCallUpdate",
+    "TerminalUpdate",
+    "TerminalOutputChunk",
+    "PlanUpdate",
+    "AvailableCommandsUpdate",
+    "ConfigOptionUpdate",
+    "SessionInfoUpdate",
+    "UsageUpdate",
+    "Notice",
+    "CompactionUpdate",
+    "CompactionSummaryChunk",
+    "SessionUpdate",
+    "KNOWN_SESSION_UPDATES",
+    "UpdateSessionNotification",
+    # setup and requests
+    "Implementation",
+    "PromptCapabilities",
+    "McpCapabilities",
+    "SessionCapabilities",
+    "AgentCapabilities",
+    "ClientCapabilities",
+    "AuthMethodAgent",
+    "AuthMethodTerminal",
+    "AuthMethod",
+    "EnvVariable",
+    "HttpHeader",
+    "McpServerHttp",
+    "McpServerStdio",
+    "McpServer",
+    "InitializeRequest",
+    "InitializeResponse",
+    "NewSessionRequest",
+    "NewSessionResponse",
+    "ReplayFromStart",
+    "ReplayFrom",
+    "ResumeSessionRequest",
+    "ResumeSessionResponse",
+    "SessionInfo",
+    "ListSessionsRequest",
+    "ListSessionsResponse",
+    "CloseSessionRequest",
+    "CloseSessionResponse",
+    "DeleteSessionRequest",
+    "DeleteSessionResponse",
+    "SetSessionConfigOptionRequest",
+    "SetSessionConfigOptionResponse",
+    "LoginAuthRequest",
+    "LoginAuthResponse",
+    "LogoutAuthRequest",
+    "LogoutAuthResponse",
+    "PromptRequest",
+    "PromptResponse",
+    "CancelSessionNotification",
+    "CancelRequestNotification",
+    "CancelToolCallRequest",
+    "CancelToolCallResponse",
+    "CancelTerminalRequest",
+    "CancelTerminalResponse",
+    "PermissionOption",
+    "ToolCallPermissionSubject",
+    "CommandPermissionSubject",
+    "RequestPermissionSubject",
+    "SelectedPermissionOutcome",
+    "CancelledPermissionOutcome",
+    "RequestPermissionOutcome",
+    "RequestPermissionRequest",
+    "RequestPermissionResponse",
+    "SessionNotFoundErrorData",
+    "UnsupportedProtocolVersionErrorData",
+    # envelope
+    "Request",
+    "Notification",
+    "Response",
+    "ErrorResponse",
+    "Message",
+]
+
+
+class Lenient(enum.Flag):
+    """Lenient-decoding annotations of the schema, attached to fields with ``Annotated``."""
+
+    D = 1
+    """``x-deserialize-default-on-error``: an invalid value decodes as its default."""
+    S = 2
+    """``x-deserialize-skip-invalid-items``: invalid array items are dropped."""
+    N = 4
+    """``x-deserialize-default-on-null``: an explicit ``null`` decodes as ``[]``."""
+
+
+D = Lenient.D
+S = Lenient.S
+N = Lenient.N
+DS = Lenient.D | Lenient.S
+
+
+def _wire_name(name: str) -> str:
+    if name == "meta":
+        return "_meta"
+    if name == "extra":
+        return "__extra__"
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+class Wire(
+    msgspec.Struct,
+    kw_only=True,
+    omit_defaults=True,
+    forbid_unknown_fields=True,
+    rename=_wire_name,
+    repr_omit_defaults=True,
+    gc=False,
+):
+    """Base of every protocol object.
+
+    ``extra`` holds the fields acp_client does not know, exactly as received; it is
+    written back in place by :func:`acp_client.encode`.
+    """
+
+    extra: dict[str, Any] | UnsetType = UNSET
+
+
+Meta_ = Annotated[dict[str, Any] | None | UnsetType, D]
+"""An optional, nullable, lenient ``_meta`` object."""
+OptStr = Annotated[str | None | UnsetType, D]
+Int64 = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
+UInt16 = Annotated[int, Meta(ge=0, le=65535)]
+UInt64 = Annotated[int, Meta(ge=0)]
+RequestId = Int64 | str
+"""A JSON-RPC request id: a string or a signed 64-bit integer (never ``null``)."""
+
+# --------------------------------------------------------------------------- content
+
+
+class Annotations(Wire):
+    """Display hints of a content block."""
+
+    audience: Annotated[list[str] | None | UnsetType, DS] = UNSET
+    last_modified: OptStr = UNSET
+    priority: Annotated[float | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+class Icon(Wire):
+    """An icon of a resource link."""
+
+    src: str
+    mime_type: OptStr = UNSET
+    sizes: Annotated[list[str] | None | UnsetType, DS] = UNSET
+    theme: OptStr = UNSET
+    meta: Meta_ = UNSET
+
+
+OptAnnotations = Annotated[Annotations | None | UnsetType, D]
+
+
+class TextContent(Wire, tag_field="type", tag="text", kw_only=True):
+    """Text (Markdown) content block."""
+
+    text: str
+    annotations: OptAnnotations = UNSET
+    meta: Meta_ = UNSET
+
+
+class ImageContent(Wire, tag_field="type", tag="image", kw_only=True):
+    """Base64 image content block."""
+
+    data: str
+    mime_type: str
+    uri: OptStr = UNSET
+    annotations: OptAnnotations = UNSET
+    meta: Meta_ = UNSET
+
+
+class AudioContent(Wire, tag_field="type", tag="audio", kw_only=True):
+    """Base64 audio content block."""
+
+    data: str
+    mime_type: str
+    annotations: OptAnnotations = UNSET
+    meta: Meta_ = UNSET
+
+
+class ResourceLink(Wire, tag_field="type", tag="resource_link", kw_only=True):
+    """A link to a resource the receiver may or may not be able to read."""
+
+    name: str
+    uri: str
+    title: OptStr = UNSET
+    description: OptStr = UNSET
+    icons: Annotated[list[Icon] | None | UnsetType, DS] = UNSET
+    mime_type: OptStr = UNSET
+    size: Annotated[UInt64 | None | UnsetType, D] = UNSET
+    annotations: OptAnnotations = UNSET
+    meta: Meta_ = UNSET
+
+
+class ResourceContents(Wire):
+    """Text or blob contents of an embedded resource (exactly one of ``text`` / ``blob``)."""
+
+    uri: str
+    text: str | UnsetType = UNSET
+    blob: str | UnsetType = UNSET
+    mime_type: OptStr = UNSET
+    meta: Meta_ = UNSET
+
+    def __post_init__(self) -> None:
+        if (self.text is UNSET) == (self.blob is UNSET):
+            raise ValueError("expected exactly one of `text` or `blob`")
+
+
+class EmbeddedResource(Wire, tag_field="type", tag="resource", kw_only=True):
+    """A resource embedded in the content."""
+
+    resource: ResourceContents
+    annotations: OptAnnotations = UNSET
+    meta: Meta_ = UNSET
+
+
+KNOWN_CONTENT_BLOCKS = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+if TYPE_CHECKING:
+    ContentBlock = Union[
+        TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, dict[str, Any]
+    ]
+else:
+    ContentBlock = Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource]
+"""A content block; an unknown or custom ``type`` is kept as its raw ``dict``."""
+
+# ------------------------------------------------------------------------ tool calls
+
+
+class ToolCallCancelCapabilities(Wire):
+    """Marker: the tool call can be cancelled with ``tool_call/cancel``."""
+
+    meta: Meta_ = UNSET
+
+
+class ToolCallCapabilities(Wire):
+    """Controls a tool call advertises."""
+
+    cancel: Annotated[ToolCallCancelCapabilities | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+class ToolCallLocation(Wire):
+    """A file location a tool call touches (``line`` is 1-based)."""
+
+    path: str
+    line: Annotated[Annotated[int, Meta(ge=1, le=2**32 - 1)] | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+class Content(Wire, tag_field="type", tag="content", kw_only=True):
+    """Tool-call content item holding a content block."""
+
+    content: ContentBlock
+    meta: Meta_ = UNSET
+
+
+class DiffPatch(Wire):
+    """Patch text of a diff (``format`` ``git_patch`` or unknown)."""
+
+    format: str
+    text: str
+    meta: Meta_ = UNSET
+
+
+class _DiffChangeBase(Wire):
+    file_type: OptStr = UNSET
+    mime_type: OptStr = UNSET
+    meta: Meta_ = UNSET
+
+
+class DiffAdd(_DiffChangeBase, tag_field="operation", tag="add", kw_only=True):
+    """A file was added."""
+
+    path: str
+
+
+class DiffDelete(_DiffChangeBase, tag_field="operation", tag="delete", kw_only=True):
+    """A file was deleted."""
+
+    path: str
+
+
+class DiffModify(_DiffChangeBase, tag_field="operation", tag="modify", kw_only=True):
+    """A file was modified."""
+
+    path: str
+
+
+class DiffMove(_DiffChangeBase, tag_field="operation", tag="move", kw_only=True):
+    """A file was moved."""
+
+    old_path: str
+    path: str
+
+
+class DiffCopy(_DiffChangeBase, tag_field="operation", tag="copy", kw_only=True):
+    """A file was copied."""
+
+    old_path: str
+    path: str
+
+
+if TYPE_CHECKING:
+    DiffChange = Union[DiffAdd, DiffDelete, DiffModify, DiffMove, DiffCopy, dict[str, Any]]
+else:
+    DiffChange = Union[DiffAdd, DiffDelete, DiffModify, DiffMove, DiffCopy]
+"""One change of a diff; an unknown ``operation`` is kept as its raw ``dict``."""
+
+
+class Diff(Wire, tag_field="type", tag="diff", kw_only=True):
+    """Tool-call content item describing file changes."""
+
+    changes: Annotated[list[DiffChange], S]
+    patch: Annotated[DiffPatch | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+class Terminal(Wire, tag_field="type", tag="terminal", kw_only=True):
+    """Tool-call content item that anchors an Agent-owned display terminal."""
+
+    terminal_id: str
+    meta: Meta_ = UNSET
+
+
+if TYPE_CHECKING:
+    ToolCallContent = Union[Content, Diff, Terminal, dict[str, Any]]
+else:
+    ToolCallContent = Union[Content, Diff, Terminal]
+"""A tool-call content item; an unknown ``type`` is kept as its raw ``dict``."""
+
+
+class ToolCallFields(Wire):
+    """The fields of a tool-call upsert (the schema's ``ToolCallUpdate`` object).
+
+    Used bare as the ``toolCall`` of a permission subject; :class:`ToolCallUpdate` is the
+    same object as a ``session/update`` variant.
+    """
+
+    tool_call_id: str
+    name: OptStr = UNSET
+    title: OptStr = UNSET
+    kind: OptStr = UNSET
+    status: OptStr = UNSET
+    content: Annotated[list[ToolCallContent] | None | UnsetType, DS] = UNSET
+    locations: Annotated[list[ToolCallLocation] | None | UnsetType, DS] = UNSET
+    raw_input: Annotated[Any, D] = UNSET
+    raw_output: Annotated[Any, D] = UNSET
+    capabilities: Annotated[ToolCallCapabilities | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+# ------------------------------------------------------------------------- terminals
+
+
+class TerminalOutput(Wire):
+    """A replacement snapshot of terminal output (base64 ``data``)."""
+
+    data: str
+    meta: Meta_ = UNSET
+
+
+class TerminalExitStatus(Wire):
+    """How a terminal's command exited; the object itself means "exited"."""
+
+    exit_code: Annotated[Int64 | None | UnsetType, D] = UNSET
+    signal: OptStr = UNSET
+    meta: Meta_ = UNSET
+
+
+class TerminalSize(Wire):
+    """Columns and rows a terminal's command runs with."""
+
+    cols: Annotated[int, Meta(ge=1, le=65535)]
+    rows: Annotated[int, Meta(ge=1, le=65535)]
+    meta: Meta_ = UNSET
+
+
+class TerminalCancelCapabilities(Wire):
+    """Marker: the terminal can be cancelled with ``terminal/cancel``."""
+
+    meta: Meta_ = UNSET
+
+
+class TerminalCapabilities(Wire):
+    """Controls a terminal advertises."""
+
+    cancel: Annotated[TerminalCancelCapabilities | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+# ------------------------------------------------- plans, commands, config, usage
+
+
+class PlanEntry(Wire):
+    """One entry of an ``items`` plan."""
+
+    content: str
+    priority: str
+    status: str
+    meta: Meta_ = UNSET
+
+
+class PlanItems(Wire, tag_field="type", tag="items", kw_only=True):
+    """Plan content as a list of entries."""
+
+    plan_id: str
+    entries: Annotated[list[PlanEntry], S]
+    meta: Meta_ = UNSET
+
+
+if TYPE_CHECKING:
+    PlanUpdateContent = Union[PlanItems, dict[str, Any]]
+else:
+    PlanUpdateContent = PlanItems
+"""Plan content; an unknown plan ``type`` is kept as its raw ``dict``."""
+
+
+class TextCommandInput(Wire, tag_field="type", tag="text", kw_only=True):
+    """Free-text input of a slash command."""
+
+    hint: str
+    meta: Meta_ = UNSET
+
+
+if TYPE_CHECKING:
+    AvailableCommandInput = Union[TextCommandInput, dict[str, Any]]
+else:
+    AvailableCommandInput = TextCommandInput
+
+
+class Command(Wire, tag_field="type", tag="command", kw_only=True):
+    """A slash command."""
+
+    name: str
+    description: str
+    input: Annotated[AvailableCommandInput | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+if TYPE_CHECKING:
+    AvailableCommand = Union[Command, dict[str, Any]]
+else:
+    AvailableCommand = Command
+
+
+class _ConfigOptionBase(Wire):
+    config_id: str
+    name: str
+    description: OptStr = UNSET
+    category: OptStr = UNSET
+    meta: Meta_ = UNSET
+
+
+class SessionConfigSelect(_ConfigOptionBase, tag_field="type", tag="select", kw_only=True):
+    """A select config option; ``options`` is a flat list of options or a list of groups."""
+
+    current_value: str
+    options: list[dict[str, Any]]
+
+    def __post_init__(self) -> None:
+        if not self.options:
+            raise ValueError("a select option needs at least one entry in `options`")
+        grouped = "groupId" in self.options[0]
+        for item in self.options:
+            if grouped:
+                inner = item.get("options")
+                if (
+                    not isinstance(item.get("groupId"), str)
+                    or not isinstance(item.get("name"), str)
+                    or not isinstance(inner, list)
+                ):
+                    raise ValueError("malformed option group in `options`")
+            elif not isinstance(item.get("value"), str) or not isinstance(item.get("name"), str):
+                raise ValueError("malformed option in `options`")
+
+
+class SessionConfigBoolean(_ConfigOptionBase, tag_field="type", tag="boolean", kw_only=True):
+    """A boolean config option."""
+
+    current_value: bool
+
+
+if TYPE_CHECKING:
+    SessionConfigOption = Union[SessionConfigSelect, SessionConfigBoolean, dict[str, Any]]
+else:
+    SessionConfigOption = Union[SessionConfigSelect, SessionConfigBoolean]
+
+
+class Cost(Wire):
+    """Cumulative session cost; ``currency`` is the unit of ``amount``."""
+
+    amount: float
+    currency: str
+    meta: Meta_ = UNSET
+
+
+class Error(Wire):
+    """A JSON-RPC error object."""
+
+    code: int
+    message: str
+    data: Annotated[Any, D] = UNSET
+
+
+class BackgroundTerminal(Wire, tag_field="type", tag="terminal", kw_only=True):
+    """Background work backed by a display terminal."""
+
+    terminal_id: str
+    meta: Meta_ = UNSET
+
+
+class BackgroundToolCall(Wire, tag_field="type", tag="tool_call", kw_only=True):
+    """Background work that is a tool call."""
+
+    tool_call_id: str
+    meta: Meta_ = UNSET
+
+
+if TYPE_CHECKING:
+    BackgroundWork = Union[BackgroundTerminal, BackgroundToolCall, dict[str, Any]]
+else:
+    BackgroundWork = Union[BackgroundTerminal, BackgroundToolCall]
+
+# ------------------------------------------------------------------- session updates
+
+_UPDATE = "sessionUpdate"
+
+
+class ContentChunk(Wire):
+    """Fields shared by the three message-chunk variants."""
+
+    message_id: str
+    content: ContentBlock
+    meta: Meta_ = UNSET
+
+
+class UserMessageChunk(ContentChunk, tag_field=_UPDATE, tag="user_message_chunk", kw_only=True):
+    """``user_message_chunk``: append one block to a user message."""
+
+    role: ClassVar[str] = "user"
+
+
+class AgentMessageChunk(ContentChunk, tag_field=_UPDATE, tag="agent_message_chunk", kw_only=True):
+    """``agent_message_chunk``: append one block to an agent message."""
+
+    role: ClassVar[str] = "agent"
+
+
+class AgentThoughtChunk(ContentChunk, tag_field=_UPDATE, tag="agent_thought_chunk", kw_only=True):
+    """``agent_thought_chunk``: append one block to a thought."""
+
+    role: ClassVar[str] = "thought"
+
+
+class _MessageUpsert(Wire):
+    message_id: str
+    content: Annotated[list[ContentBlock] | None | UnsetType, DS] = UNSET
+    meta: Meta_ = UNSET
+
+
+class UserMessage(_MessageUpsert, tag_field=_UPDATE, tag="user_message", kw_only=True):
+    """``user_message``: upsert a user message."""
+
+    role: ClassVar[str] = "user"
+
+
+class AgentMessage(_MessageUpsert, tag_field=_UPDATE, tag="agent_message", kw_only=True):
+    """``agent_message``: upsert an agent message."""
+
+    role: ClassVar[str] = "agent"
+
+
+class AgentThought(_MessageUpsert, tag_field=_UPDATE, tag="agent_thought", kw_only=True):
+    """``agent_thought``: upsert a thought."""
+
+    role: ClassVar[str] = "thought"
+
+
+class StateUpdate(Wire, tag_field=_UPDATE, tag="state_update", kw_only=True):
+    """``state_update``: a snapshot of the foreground state.
+
+    ``state`` is ``running``, ``idle``, ``requires_action`` or a custom/future string (then
+    every other field is kept raw in ``extra``). ``stop_reason`` and ``error`` belong to
+    ``idle``; a custom stop reason's added fields are kept in ``extra``.
+    """
+
+    state: str
+    background: Annotated[list[BackgroundWork] | None | UnsetType, D] = UNSET
+    stop_reason: OptStr = UNSET
+    error: Annotated[Error | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+class ToolCallContentChunk(Wire, tag_field=_UPDATE, tag="tool_call_content_chunk", kw_only=True):
+    """``tool_call_content_chunk``: append one content item to a tool call."""
+
+    tool_call_id: str
+    content: ToolCallContent
+    meta: Meta_ = UNSET
+
+
+class ToolCallUpdate(ToolCallFields, tag_field=_UPDATE, tag="tool_call_update", kw_only=True):
+    """``tool_call_update``: upsert a tool call (patch semantics per field)."""
+
+
+class TerminalUpdate(Wire, tag_field=_UPDATE, tag="terminal_update", kw_only=True):
+    """``terminal_update``: upsert a display-only terminal."""
+
+    terminal_id: str
+    command: OptStr = UNSET
+    cwd: OptStr = UNSET
+    output: Annotated[TerminalOutput | None | UnsetType, D] = UNSET
+    exit_status: Annotated[TerminalExitStatus | None | UnsetType, D] = UNSET
+    size: Annotated[TerminalSize | None | UnsetType, D] = UNSET
+    capabilities: Annotated[TerminalCapabilities | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+class TerminalOutputChunk(Wire, tag_field=_UPDATE, tag="terminal_output_chunk", kw_only=True):
+    """``terminal_output_chunk``: append base64-decoded bytes to a terminal."""
+
+    terminal_id: str
+    data: str
+    meta: Meta_ = UNSET
+
+
+class PlanUpdate(Wire, tag_field=_UPDATE, tag="plan_update", kw_only=True):
+    """``plan_update``: replace the content of the plan ``plan.planId``."""
+
+    plan: PlanUpdateContent
+    meta: Meta_ = UNSET
+
+
+class AvailableCommandsUpdate(
+    Wire, tag_field=_UPDATE, tag="available_commands_update", kw_only=True
+):
+    """``available_commands_update``: replace the command list."""
+
+    available_commands: Annotated[list[AvailableCommand], S]
+    meta: Meta_ = UNSET
+
+
+class ConfigOptionUpdate(Wire, tag_field=_UPDATE, tag="config_option_update", kw_only=True):
+    """``config_option_update``: replace the config option list."""
+
+    config_options: Annotated[list[SessionConfigOption], S]
+    meta: Meta_ = UNSET
+
+
+class SessionInfoUpdate(Wire, tag_field=_UPDATE, tag="session_info_update", kw_only=True):
+    """``session_info_update``: patch title / updatedAt / _meta."""
+
+    title: OptStr = UNSET
+    updated_at: OptStr = UNSET
+    meta: Meta_ = UNSET
+
+
+class UsageUpdate(Wire, tag_field=_UPDATE, tag="usage_update", kw_only=True):
+    """``usage_update``: context usage and cumulative cost."""
+
+    used: UInt64
+    size: UInt64
+    cost: Annotated[Cost | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+class Notice(Wire, tag_field=_UPDATE, tag="notice", kw_only=True):
+    """``notice``: fire-and-forget information for the user (not history)."""
+
+    severity: str
+    title: Annotated[str, Meta(min_length=1)]
+    description: OptStr = UNSET
+    meta: Meta_ = UNSET
+
+
+class CompactionUpdate(Wire, tag_field=_UPDATE, tag="compaction_update", kw_only=True):
+    """``compaction_update``: upsert a compaction timeline entry."""
+
+    compaction_id: str
+    status: str
+    summary: Annotated[list[ContentBlock] | None | UnsetType, DS] = UNSET
+    error: OptStr = UNSET
+    meta: Meta_ = UNSET
+
+
+class CompactionSummaryChunk(Wire, tag_field=_UPDATE, tag="compaction_summary_chunk", kw_only=True):
+    """``compaction_summary_chunk``: append one block to a compaction's summary."""
+
+    compaction_id: str
+    content: ContentBlock
+    meta: Meta_ = UNSET
+
+
+KNOWN_SESSION_UPDATES = (
+    UserMessageChunk,
+    UserMessage,
+    AgentMessageChunk,
+    AgentMessage,
+    AgentThoughtChunk,
+    AgentThought,
+    StateUpdate,
+    ToolCallContentChunk,
+    ToolCallUpdate,
+    TerminalUpdate,
+    TerminalOutputChunk,
+    PlanUpdate,
+    AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    SessionInfoUpdate,
+    UsageUpdate,
+    Notice,
+    CompactionUpdate,
+    CompactionSummaryChunk,
+)
+if TYPE_CHECKING:
+    SessionUpdate = Union[
+        UserMessageChunk,
+        UserMessage,
+        AgentMessageChunk,
+        AgentMessage,
+        AgentThoughtChunk,
+        AgentThought,
+        StateUpdate,
+        ToolCallContentChunk,
+        ToolCallUpdate,
+        TerminalUpdate,
+        TerminalOutputChunk,
+        PlanUpdate,
+        AvailableCommandsUpdate,
+        ConfigOptionUpdate,
+        SessionInfoUpdate,
+        UsageUpdate,
+        Notice,
+        CompactionUpdate,
+        CompactionSummaryChunk,
+        dict[str, Any],
+    ]
+else:
+    SessionUpdate = Union[KNOWN_SESSION_UPDATES]
+"""One ``session/update`` payload; an unknown ``sessionUpdate`` is kept as its raw ``dict``."""
+
+
+class UpdateSessionNotification(Wire):
+    """Params of ``session/update``."""
+
+    session_id: str
+    update: SessionUpdate
+    meta: Meta_ = UNSET
+
+
+# --------------------------------------------------------------- setup and requests
+
+
+class Implementation(Wire):
+    """Name and version of a client or agent."""
+
+    name: str
+    version: str
+    title: OptStr = UNSET
+    meta: Meta_ = UNSET
+
+
+class _Marker(Wire):
+    meta: Meta_ = UNSET
+
+
+class PromptCapabilities(Wire):
+    """Prompt content types the agent accepts beyond text and resource links."""
+
+    image: Annotated[_Marker | None | UnsetType, D] = UNSET
+    audio: Annotated[_Marker | None | UnsetType, D] = UNSET
+    embedded_context: Annotated[_Marker | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+class McpCapabilities(Wire):
+    """MCP transports the agent supports."""
+
+    stdio: Annotated[_Marker | None | UnsetType, D] = UNSET
+    http: Annotated[_Marker | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+class SessionCapabilities(Wire):
+    """Session features the agent supports."""
+
+    prompt: Annotated[PromptCapabilities | None | UnsetType, D] = UNSET
+    mcp: Annotated[McpCapabilities | None | UnsetType, D] = UNSET
+    delete: Annotated[_Marker | None | UnsetType, D] = UNSET
+    additional_directories: Annotated[_Marker | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+class AgentCapabilities(Wire):
+    """Capabilities an agent advertises in its ``initialize`` result."""
+
+    session: Annotated[SessionCapabilities | None | UnsetType, D] = UNSET
+    auth: Annotated[_Marker | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+class ClientCapabilities(Wire):
+    """Capabilities the client advertises in ``initialize``."""
+
+    auth: Annotated[dict[str, Any] | None | UnsetType, D] = UNSET
+    elicitation: Annotated[dict[str, Any] | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+class EnvVariable(Wire):
+    """An environment variable."""
+
+    name: str
+    value: str
+    meta: Meta_ = UNSET
+
+
+class HttpHeader(Wire):
+    """An HTTP header."""
+
+    name: str
+    value: str
+    meta: Meta_ = UNSET
+
+
+class AuthMethodAgent(Wire, tag_field="type", tag="agent", kw_only=True):
+    """Authentication handled by the agent."""
+
+    method_id: str
+    name: str
+    description: OptStr = UNSET
+    meta: Meta_ = UNSET
+
+
+class AuthMethodTerminal(Wire, tag_field="type", tag="terminal", kw_only=True):
+    """Authentication through a terminal command."""
+
+    method_id: str
+    name: str
+    description: OptStr = UNSET
+    args: Annotated[list[str] | UnsetType, N] = UNSET
+    env: Annotated[list[EnvVariable] | UnsetType, N] = UNSET
+    meta: Meta_ = UNSET
+
+
+if TYPE_CHECKING:
+    AuthMethod = Union[AuthMethodAgent, AuthMethodTerminal, dict[str, Any]]
+else:
+    AuthMethod = Union[AuthMethodAgent, AuthMethodTerminal]
+
+
+class McpServerHttp(Wire, tag_field="type", tag="http", kw_only=True):
+    """An MCP server reached over HTTP."""
+
+    name: str
+    url: str
+    headers: Annotated[list[HttpHeader] | UnsetType, N] = UNSET
+    meta: Meta_ = UNSET
+
+
+class McpServerStdio(Wire, tag_field="type", tag="stdio", kw_only=True):
+    """An MCP server started over stdio."""
+
+    name: str
+    command: str
+    args: Annotated[list[str] | UnsetType, N] = UNSET
+    env: Annotated[list[EnvVariable] | UnsetType, N] = UNSET
+    meta: Meta_ = UNSET
+
+
+if TYPE_CHECKING:
+    McpServer = Union[McpServerHttp, McpServerStdio, dict[str, Any]]
+else:
+    McpServer = Union[McpServerHttp, McpServerStdio]
+
+
+class InitializeRequest(Wire):
+    """Params of ``initialize``."""
+
+    protocol_version: UInt16
+    info: Implementation
+    capabilities: Annotated[ClientCapabilities | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+class InitializeResponse(Wire):
+    """Result of ``initialize``."""
+
+    protocol_version: UInt16
+    info: Implementation
+    capabilities: Annotated[AgentCapabilities | UnsetType, D] = UNSET
+    auth_methods: Annotated[list[AuthMethod] | UnsetType, DS] = UNSET
+    meta: Meta_ = UNSET
+
+
+class NewSessionRequest(Wire):
+    """Params of ``session/new``."""
+
+    cwd: str
+    additional_directories: Annotated[list[str] | UnsetType, N] = UNSET
+    mcp_servers: Annotated[list[McpServer] | UnsetType, N] = UNSET
+    meta: Meta_ = UNSET
+
+
+class NewSessionResponse(Wire):
+    """Result of ``session/new``."""
+
+    session_id: str
+    config_options: Annotated[list[SessionConfigOption] | UnsetType, DS] = UNSET
+    available_commands: Annotated[list[AvailableCommand] | UnsetType, DS] = UNSET
+    meta: Meta_ = UNSET
+
+
+class ReplayFromStart(Wire, tag_field="type", tag="start", kw_only=True):
+    """Replay cursor: all retained history."""
+
+    meta: Meta_ = UNSET
+
+
+if TYPE_CHECKING:
+    ReplayFrom = Union[ReplayFromStart, dict[str, Any]]
+else:
+    ReplayFrom = ReplayFromStart
+
+
+class ResumeSessionRequest(Wire):
+    """Params of ``session/resume``."""
+
+    session_id: str
+    cwd: str
+    additional_directories: Annotated[list[str] | UnsetType, N] = UNSET
+    mcp_servers: Annotated[list[McpServer] | UnsetType, N] = UNSET
+    replay_from: ReplayFrom | None | UnsetType = UNSET
+    meta: Meta_ = UNSET
+
+
+class ResumeSessionResponse(Wire):
+    """Result of ``session/resume``."""
+
+    config_options: Annotated[list[SessionConfigOption] | UnsetType, DS] = UNSET
+    available_commands: Annotated[list[AvailableCommand] | UnsetType, DS] = UNSET
+    meta: Meta_ = UNSET
+
+
+class SessionInfo(Wire):
+    """One session of a ``session/list`` result."""
+
+    session_id: str
+    cwd: str
+    additional_directories: Annotated[list[str] | UnsetType, N] = UNSET
+    title: OptStr = UNSET
+    updated_at: OptStr = UNSET
+    meta: Meta_ = UNSET
+
+
+class ListSessionsRequest(Wire):
+    """Params of ``session/list``."""
+
+    cwd: str | None | UnsetType = UNSET
+    cursor: str | None | UnsetType = UNSET
+    meta: Meta_ = UNSET
+
+
+class ListSessionsResponse(Wire):
+    """Result of ``session/list``."""
+
+    sessions: Annotated[list[SessionInfo], DS]
+    next_cursor: str | None | UnsetType = UNSET
+    meta: Meta_ = UNSET
+
+
+class _SessionScoped(Wire):
+    session_id: str
+    meta: Meta_ = UNSET
+
+
+class CloseSessionRequest(_SessionScoped):
+    """Params of ``session/close``."""
+
+
+class CloseSessionResponse(_Marker):
+    """Result of ``session/close``."""
+
+
+class DeleteSessionRequest(_SessionScoped):
+    """Params of ``session/delete``."""
+
+
+class DeleteSessionResponse(_Marker):
+    """Result of ``session/delete``."""
+
+
+class SetSessionConfigOptionRequest(Wire):
+    """Params of ``session/set_config_option`` (``type`` ``id``/``boolean``/other + ``value``)."""
+
+    session_id: str
+    config_id: str
+    type: str
+    value: Any
+    meta: Meta_ = UNSET
+
+
+class SetSessionConfigOptionResponse(Wire):
+    """Result of ``session/set_config_option``: the complete option list."""
+
+    config_options: Annotated[list[SessionConfigOption], S]
+    meta: Meta_ = UNSET
+
+
+class LoginAuthRequest(Wire):
+    """Params of ``auth/login``."""
+
+    method_id: str
+    meta: Meta_ = UNSET
+
+
+class LoginAuthResponse(_Marker):
+    """Result of ``auth/login``."""
+
+
+class LogoutAuthRequest(_Marker):
+    """Params of ``auth/logout``."""
+
+
+class LogoutAuthResponse(_Marker):
+    """Result of ``auth/logout``."""
+
+
+class PromptRequest(Wire):
+    """Params of ``session/prompt``: at least one content block."""
+
+    session_id: str
+    prompt: Annotated[list[ContentBlock], Meta(min_length=1)]
+    meta: Meta_ = UNSET
+
+
+class PromptResponse(Wire):
+    """Result of ``session/prompt``: the inserted user message's id."""
+
+    message_id: str
+    meta: Meta_ = UNSET
+
+
+class CancelSessionNotification(_SessionScoped):
+    """Params of ``session/cancel``."""
+
+
+class CancelRequestNotification(Wire):
+    """Params of ``$/cancel_request``."""
+
+    request_id: RequestId
+    meta: Meta_ = UNSET
+
+
+class CancelToolCallRequest(Wire):
+    """Params of ``tool_call/cancel``."""
+
+    session_id: str
+    tool_call_id: str
+    meta: Meta_ = UNSET
+
+
+class CancelToolCallResponse(_Marker):
+    """Result of ``tool_call/cancel``."""
+
+
+class CancelTerminalRequest(Wire):
+    """Params of ``terminal/cancel``."""
+
+    session_id: str
+    terminal_id: str
+    meta: Meta_ = UNSET
+
+
+class CancelTerminalResponse(_Marker):
+    """Result of ``terminal/cancel``."""
+
+
+class PermissionOption(Wire):
+    """One choice of a permission request."""
+
+    option_id: str
+    name: str
+    kind: str
+    meta: Meta_ = UNSET
+
+
+class ToolCallPermissionSubject(Wire, tag_field="type", tag="tool_call", kw_only=True):
+    """Permission subject: a tool call, applied as an upsert before prompting."""
+
+    tool_call: ToolCallFields
+    meta: Meta_ = UNSET
+
+
+class CommandPermissionSubject(Wire, tag_field="type", tag="command", kw_only=True):
+    """Permission subject: a command the agent wants to run (creates nothing)."""
+
+    command: str
+    cwd: str
+    tool_call_id: OptStr = UNSET
+    terminal_id: OptStr = UNSET
+    meta: Meta_ = UNSET
+
+
+if TYPE_CHECKING:
+    RequestPermissionSubject = Union[
+        ToolCallPermissionSubject, CommandPermissionSubject, dict[str, Any]
+    ]
+else:
+    RequestPermissionSubject = Union[ToolCallPermissionSubject, CommandPermissionSubject]
+
+
+class SelectedPermissionOutcome(Wire, tag_field="outcome", tag="selected", kw_only=True):
+    """Outcome: the user picked ``option_id``."""
+
+    option_id: str
+    meta: Meta_ = UNSET
+
+
+class CancelledPermissionOutcome(Wire, tag_field="outcome", tag="cancelled", kw_only=True):
+    """Outcome: not approved, no option chosen."""
+
+    meta: Meta_ = UNSET
+
+
+if TYPE_CHECKING:
+    RequestPermissionOutcome = Union[
+        SelectedPermissionOutcome, CancelledPermissionOutcome, dict[str, Any]
+    ]
+else:
+    RequestPermissionOutcome = Union[SelectedPermissionOutcome, CancelledPermissionOutcome]
+
+
+class RequestPermissionRequest(Wire):
+    """Params of ``session/request_permission`` (Agent -> client)."""
+
+    session_id: str
+    title: str
+    options: Annotated[list[PermissionOption], Meta(min_length=1)]
+    description: OptStr = UNSET
+    subject: RequestPermissionSubject | None | UnsetType = UNSET
+    meta: Meta_ = UNSET
+
+
+class RequestPermissionResponse(Wire):
+    """Result of ``session/request_permission``."""
+
+    outcome: RequestPermissionOutcome
+    meta: Meta_ = UNSET
+
+
+class SessionNotFoundErrorData(Wire):
+    """``data`` of a -32002 error about a session."""
+
+    session_id: str
+    meta: Meta_ = UNSET
+
+
+class UnsupportedProtocolVersionErrorData(Wire):
+    """``data`` of a -32022 error."""
+
+    requested: UInt16
+    supported: list[UInt16]
+    meta: Meta_ = UNSET
+
+
+# ------------------------------------------------------------------------- envelope
+
+
+class _Envelope(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    jsonrpc: str = "2.0"
+
+
+class Request(_Envelope):
+    """A JSON-RPC request; ``params`` is the method's Struct when the method is known."""
+
+    id: RequestId
+    method: str
+    params: Any = UNSET
+
+
+class Notification(_Envelope):
+    """A JSON-RPC notification; ``params`` is the method's Struct when the method is known."""
+
+    method: str
+    params: Any = UNSET
+
+
+class Response(_Envelope):
+    """A JSON-RPC success response (``result`` decoded by whoever knows the request)."""
+
+    id: RequestId | None
+    result: Any = None
+
+
+class ErrorResponse(_Envelope):
+    """A JSON-RPC error response."""
+
+    id: RequestId | None
+    error: Error
+
+
+Message = Union[Request, Notification, Response, ErrorResponse]
+"""Any JSON-RPC 2.0 message."""

@@ -1,0 +1,756 @@
+"""The per-session reducer: folds decoded ``session/update`` payloads into state.
+
+Theory of operation (ACP-V2-CLIENT-STATE.md sections 2-9, resolutions of section 15)
+-----------------------------------------------------------------------------------
+A :class:`Session` is pure and sans-IO. :meth:`Session.apply` takes one decoded update
+(a Struct of ``_schema``, or the raw ``dict`` of an unknown variant), changes the state in
+place and returns one event. Each update costs amortised constant time: entities are
+found by id in dicts, content is appended to lists, terminal bytes to a ``bytearray``;
+nothing accumulated is ever copied, and snapshots are taken only on demand.
+
+* Timeline (2.3): messages, tool calls and compactions take their place when their key
+  is first seen in any update; nothing ever moves them.
+* Messages (4): three id spaces (user, agent, thought). Upserts PATCH ``content``
+  (omitted keeps, ``null``/``[]`` clears, an array replaces everything) and META-PATCH
+  ``_meta``; chunks append one block, in arrival order per id.
+* Tool calls (7): upsert with PATCH per field (``status: null`` resets to pending,
+  ``kind: null`` to other), ``content``/``locations`` replaced whole, content chunks
+  appended; any later ``status`` ends the local cancellation overlay (R17).
+* Terminals (8): ``output`` is a snapshot that replaces the bytes, each chunk is base64-
+  decoded on its own and appended; terminals first named by references are created (R22).
+* Foreground state (6): every ``state_update`` replaces the snapshot; a transition into
+  ``idle`` from a non-idle state outside replay records one completed turn (R51).
+* Replay (12.3): :meth:`begin_replay` moves the entities to a previous generation and
+  starts an empty timeline; :meth:`end_replay` moves what was not reported again to
+  ``unretained``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, Literal
+
+from msgspec import UNSET
+
+from . import _events as ev
+from . import _schema as s
+from ._diagnostics import Diagnostic
+from ._entities import (
+    FINISHED_STATUSES,
+    CompactionState,
+    ListView,
+    MessageState,
+    PlanState,
+    Role,
+    TerminalState,
+    TimelineEntry,
+    ToolCallState,
+    decode_base64,
+)
+from ._errors import INVALID_PARAMS, RemoteProtocolError
+from ._patch import meta_patch, patch_extra
+from ._prompts import PermissionState, PromptState
+
+__all__ = ["Session", "Lifecycle"]
+
+Lifecycle = Literal["open", "replaying", "closing", "closed"]
+_ACTIVE = frozenset({"running", "requires_action"})
+_KNOWN_STATES = frozenset({"running", "idle", "requires_action"})
+_Handler = Callable[["Session", Any], ev.Event]
+
+
+class Session:
+    """Conversation state of one ACP session, and the reducer that keeps it.
+
+    Args:
+        session_id: the session's id.
+        announced: whether a ``session/new`` / ``session/resume`` exchange created it.
+        terminal_limit: retain at most this many bytes per terminal (older bytes are
+            dropped from the front and counted); ``None`` keeps everything.
+        diagnostics: a list to append diagnostics to (the connection shares its own).
+
+    Example:
+        >>> from acp_client import Decoder, Session
+        >>> session = Session("s1")
+        >>> msg = Decoder().decode(b'{"jsonrpc":"2.0","method":"session/update","params":'
+        ...     b'{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk",'
+        ...     b'"messageId":"m1","content":{"type":"text","text":"Hi"}}}}')
+        >>> session.apply(msg.params.update).created
+        True
+        >>> session.message("agent", "m1").text()
+        'Hi'
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        announced: bool = False,
+        terminal_limit: int | None = None,
+        diagnostics: list[Diagnostic] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.announced = announced
+        self.lifecycle: Lifecycle = "open"
+        self.closed = False
+        self.protocol_version: int | None = None
+        self.terminal_limit = terminal_limit
+        self.diagnostics: list[Diagnostic] = diagnostics if diagnostics is not None else []
+        self.line: int | None = None
+        self._ordinal = 0
+        self._timeline: list[TimelineEntry] = []
+        self._messages: dict[str, dict[str, MessageState]] = {
+            "user": {},
+            "agent": {},
+            "thought": {},
+        }
+        self._tool_calls: dict[str, ToolCallState] = {}
+        self._terminals: dict[str, TerminalState] = {}
+        self._plans: dict[str, PlanState] = {}
+        self._compactions: dict[str, CompactionState] = {}
+        self.state: s.StateUpdate | None = None
+        self._completed: list[str | None] = []
+        self.background: list[Any] | None = None
+        self._background_reported = False
+        self.cancel_requested = False
+        self._work_start: int | None = None
+        self._turn_start_index = 0
+        self.available_commands: list[Any] | None = None
+        self.config_options: list[Any] | None = None
+        self.commands_updates = 0
+        self.config_updates = 0
+        self.session_info: dict[str, Any] | None = None
+        self.usage: dict[str, Any] | None = None
+        self._notices: list[Any] = []
+        self._unknown: list[dict[str, Any]] = []
+        self._unretained: list[TimelineEntry] = []
+        self._previous: dict[tuple[str, str], TimelineEntry] | None = None
+        self._previous_side: tuple[dict[str, TerminalState], dict[str, PlanState]] | None = None
+        self.prompts: list[PromptState] = []
+        self._awaiting_echo: dict[str, list[PromptState]] = {}
+        self.permissions: dict[int | str, PermissionState] = {}
+        self.side_events: list[ev.Event] = []
+
+    # ----------------------------------------------------------------- read access
+
+    @property
+    def ordinal(self) -> int:
+        """How many updates have been applied."""
+        return self._ordinal
+
+    @property
+    def timeline(self) -> ListView:
+        """Messages, tool calls and compactions in first-seen order."""
+        return ListView(self._timeline)
+
+    def message(self, role: Role, message_id: str) -> MessageState | None:
+        """The message with that role and id, if any."""
+        return self._messages[role].get(message_id)
+
+    def messages(self, role: Role) -> Mapping[str, MessageState]:
+        """All messages of one role by id."""
+        return MappingProxyType(self._messages[role])
+
+    @property
+    def tool_calls(self) -> Mapping[str, ToolCallState]:
+        """Tool calls by id, in first-seen order."""
+        return MappingProxyType(self._tool_calls)
+
+    @property
+    def terminals(self) -> Mapping[str, TerminalState]:
+        """Terminals by id, in first-seen order."""
+        return MappingProxyType(self._terminals)
+
+    @property
+    def plans(self) -> Mapping[str, PlanState]:
+        """Plans by id, in first-seen order."""
+        return MappingProxyType(self._plans)
+
+    @property
+    def compactions(self) -> Mapping[str, CompactionState]:
+        """Compactions by id."""
+        return MappingProxyType(self._compactions)
+
+    @property
+    def completed_turns(self) -> ListView:
+        """One stop reason (or ``None``) per completed piece of foreground work."""
+        return ListView(self._completed)
+
+    @property
+    def notices(self) -> ListView:
+        """Every notice received, in order (live information, not history)."""
+        return ListView(self._notices)
+
+    @property
+    def unknown_updates(self) -> ListView:
+        """Updates of unknown kinds, verbatim, in arrival order."""
+        return ListView(self._unknown)
+
+    @property
+    def unretained(self) -> ListView:
+        """Timeline entries that a history replay did not report again."""
+        return ListView(self._unretained)
+
+    @property
+    def state_name(self) -> str | None:
+        """``running``, ``idle``, ``requires_action``, a custom string, or ``None`` (none)."""
+        return self.state.state if self.state is not None else None
+
+    @property
+    def idle(self) -> bool:
+        """Whether the agent reported ``idle`` (``None`` counts for announced new sessions)."""
+        if self.state is None:
+            return self.announced
+        return self.state.state == "idle"
+
+    # ------------------------------------------------------------------- applying
+
+    def apply(self, update: s.SessionUpdate) -> ev.Event:
+        """Apply one update payload and return the event that says what changed."""
+        self._ordinal += 1
+        return _HANDLERS.get(type(update), Session._unknown_update)(self, update)
+
+    def _note(
+        self, code: str, message: str, severity: Literal["warning", "error"] = "warning"
+    ) -> None:
+        self.diagnostics.append(
+            Diagnostic(
+                code=code,
+                message=message,
+                severity=severity,
+                line=self.line,
+                session_id=self.session_id,
+            )
+        )
+
+    def _reject(self, update: Any, code: str, message: str) -> ev.Event:
+        self._note(code, message, "error")
+        error = RemoteProtocolError(message, path="$.params.update", code=INVALID_PARAMS)
+        return ev.UpdateRejected(session_id=self.session_id, error=error, raw=update)
+
+    def _new_message(self, role: Role, message_id: str) -> MessageState:
+        msg = MessageState(role, message_id, self._ordinal)
+        self._messages[role][message_id] = msg
+        self._timeline.append(msg)
+        if role == "user":
+            self._echo(message_id)
+        return msg
+
+    def _echo(self, message_id: str) -> None:
+        waiting = self._awaiting_echo.pop(message_id, None)
+        if waiting:
+            for prompt in waiting:
+                if not prompt.echoed:
+                    prompt.echoed = True
+                    self.side_events.append(
+                        ev.PromptEchoed(
+                            session_id=self.session_id,
+                            request_id=prompt.request_id,
+                            message_id=message_id,
+                        )
+                    )
+
+    def _chunk(self, u: s.ContentChunk) -> ev.Event:
+        role: Role = u.role  # type: ignore[attr-defined]
+        msg = self._messages[role].get(u.message_id)
+        created = msg is None
+        if msg is None:
+            msg = self._new_message(role, u.message_id)
+        content = msg._content
+        if u.meta:
+            if msg.chunk_meta is None:
+                msg.chunk_meta = {}
+            msg.chunk_meta[len(content)] = u.meta
+        content.append(u.content)
+        msg.last_changed = self._ordinal
+        return ev.MessageChunkAppended(
+            session_id=self.session_id,
+            role=role,
+            message_id=u.message_id,
+            block=u.content,
+            created=created,
+        )
+
+    def _message(self, u: s._MessageUpsert) -> ev.Event:
+        role: Role = u.role  # type: ignore[attr-defined]
+        msg = self._messages[role].get(u.message_id)
+        created = msg is None
+        if msg is None:
+            msg = self._new_message(role, u.message_id)
+        content = u.content
+        change: ev.ContentChange = "unchanged"
+        if content is not UNSET:
+            msg.chunk_meta = None
+            if content:
+                msg._content = list(content)
+                change = "replaced"
+            else:
+                msg._content = []
+                change = "cleared"
+        msg.meta = meta_patch(msg.meta, u.meta)
+        if u.extra is not UNSET:
+            msg.extra = patch_extra(msg.extra, u.extra)
+        msg.last_changed = self._ordinal
+        return ev.MessageUpserted(
+            session_id=self.session_id,
+            role=role,
+            message_id=u.message_id,
+            created=created,
+            content=change,
+        )
+
+    def _tool_call(self, tool_call_id: str) -> tuple[ToolCallState, bool]:
+        call = self._tool_calls.get(tool_call_id)
+        if call is not None:
+            return call, False
+        call = ToolCallState(tool_call_id, self._ordinal)
+        self._tool_calls[tool_call_id] = call
+        self._timeline.append(call)
+        return call, True
+
+    def apply_tool_call_fields(self, u: s.ToolCallFields) -> ev.ToolCallUpserted:
+        """Apply a tool-call upsert (also used for a permission request's tool-call subject)."""
+        call, created = self._tool_call(u.tool_call_id)
+        if u.title is not UNSET:
+            call.title = u.title
+        if u.name is not UNSET:
+            call.name = u.name
+        if u.kind is not UNSET:
+            call.kind = u.kind
+        if u.status is not UNSET:
+            call.status = u.status
+            call.locally_cancelled = False
+            if u.status in FINISHED_STATUSES:
+                call.cancel_pending = False
+        change: ev.ContentChange = "unchanged"
+        if u.content is not UNSET:
+            call.chunk_meta = None
+            if u.content:
+                call._content = list(u.content)
+                change = "replaced"
+                for item in call._content:
+                    if type(item) is s.Terminal:
+                        self._terminal(item.terminal_id)
+            else:
+                call._content = []
+                change = "cleared"
+        if u.locations is not UNSET:
+            call._locations = list(u.locations) if u.locations else []
+        if u.raw_input is not UNSET:
+            call.raw_input = u.raw_input
+        if u.raw_output is not UNSET:
+            call.raw_output = u.raw_output
+        if u.capabilities is not UNSET:
+            call.capabilities = u.capabilities
+        call.meta = meta_patch(call.meta, u.meta)
+        if u.extra is not UNSET:
+            call.extra = patch_extra(call.extra, u.extra)
+        call.last_changed = self._ordinal
+        return ev.ToolCallUpserted(
+            session_id=self.session_id,
+            tool_call_id=u.tool_call_id,
+            created=created,
+            content=change,
+        )
+
+    def _tool_call_update(self, u: s.ToolCallUpdate) -> ev.Event:
+        return self.apply_tool_call_fields(u)
+
+    def _tool_call_chunk(self, u: s.ToolCallContentChunk) -> ev.Event:
+        call, created = self._tool_call(u.tool_call_id)
+        content = call._content
+        if u.meta:
+            if call.chunk_meta is None:
+                call.chunk_meta = {}
+            call.chunk_meta[len(content)] = u.meta
+        content.append(u.content)
+        if type(u.content) is s.Terminal:
+            self._terminal(u.content.terminal_id)
+        call.last_changed = self._ordinal
+        return ev.ToolCallChunkAppended(
+            session_id=self.session_id,
+            tool_call_id=u.tool_call_id,
+            item=u.content,
+            created=created,
+        )
+
+    def _terminal(self, terminal_id: str) -> tuple[TerminalState, bool]:
+        term = self._terminals.get(terminal_id)
+        if term is not None:
+            return term, False
+        term = TerminalState(terminal_id, self._ordinal, self.terminal_limit)
+        self._terminals[terminal_id] = term
+        return term, True
+
+    def _terminal_update(self, u: s.TerminalUpdate) -> ev.Event:
+        term, created = self._terminal(u.terminal_id)
+        if u.command is not UNSET:
+            term.command = u.command
+        if u.cwd is not UNSET:
+            term.cwd = u.cwd
+        change: ev.ContentChange = "unchanged"
+        output = u.output
+        if output is None:
+            term.replace(b"")
+            change = "cleared"
+        elif output is not UNSET:
+            try:
+                data = decode_base64(output.data)
+            except ValueError as exc:
+                self._note(
+                    "invalid-base64",
+                    f"terminal {u.terminal_id!r}: output snapshot is not valid base64 ({exc});"
+                    " treated as omitted",
+                )
+            else:
+                term.replace(data)
+                change = "replaced"
+        if u.exit_status is not UNSET:
+            term.exit_status = u.exit_status
+        if u.size is not UNSET:
+            term.size = u.size
+        if u.capabilities is not UNSET:
+            term.capabilities = u.capabilities
+        term.meta = meta_patch(term.meta, u.meta)
+        if u.extra is not UNSET:
+            term.extra = patch_extra(term.extra, u.extra)
+        term.last_changed = self._ordinal
+        return ev.TerminalUpserted(
+            session_id=self.session_id, terminal_id=u.terminal_id, created=created, output=change
+        )
+
+    def _terminal_chunk(self, u: s.TerminalOutputChunk) -> ev.Event:
+        try:
+            data = decode_base64(u.data)
+        except ValueError as exc:
+            return self._reject(
+                u,
+                "invalid-base64",
+                f"terminal {u.terminal_id!r}: output chunk is not valid base64 ({exc}); dropped",
+            )
+        term, created = self._terminal(u.terminal_id)
+        term.append(data)
+        term.last_changed = self._ordinal
+        return ev.TerminalOutputAppended(
+            session_id=self.session_id, terminal_id=u.terminal_id, data=data, created=created
+        )
+
+    def _plan(self, u: s.PlanUpdate) -> ev.Event:
+        plan = u.plan
+        plan_id = plan.plan_id if type(plan) is s.PlanItems else plan.get("planId")  # type: ignore[union-attr]
+        if not isinstance(plan_id, str):
+            return self._reject(u, "malformed-update", "plan_update without a string `planId`")
+        state = self._plans.get(plan_id)
+        created = state is None
+        if state is None:
+            self._plans[plan_id] = PlanState(plan_id, plan, self._ordinal)
+        else:
+            state.plan = plan
+        return ev.PlanUpdated(session_id=self.session_id, plan_id=plan_id, created=created)
+
+    def _commands(self, u: s.AvailableCommandsUpdate) -> ev.Event:
+        self.available_commands = list(u.available_commands)
+        self.commands_updates += 1
+        return ev.AvailableCommandsUpdated(session_id=self.session_id)
+
+    def _config(self, u: s.ConfigOptionUpdate) -> ev.Event:
+        self.config_options = list(u.config_options)
+        self.config_updates += 1
+        return ev.ConfigOptionsUpdated(session_id=self.session_id)
+
+    def _session_info(self, u: s.SessionInfoUpdate) -> ev.Event:
+        info = self.session_info
+        if info is None:
+            info = self.session_info = {}
+        if u.title is not UNSET:
+            info["title"] = u.title
+        if u.updated_at is not UNSET:
+            info["updatedAt"] = u.updated_at
+        info["_meta"] = meta_patch(info.get("_meta"), u.meta)
+        if u.extra is not UNSET:
+            info["extra"] = patch_extra(info.get("extra"), u.extra)
+        return ev.SessionInfoUpdated(session_id=self.session_id)
+
+    def _usage(self, u: s.UsageUpdate) -> ev.Event:
+        previous = self.usage
+        cost = previous.get("cost") if previous else None
+        if u.cost is not UNSET:
+            cost = u.cost
+        self.usage = {
+            "used": u.used,
+            "size": u.size,
+            "cost": cost,
+            "_meta": u.meta if u.meta is not UNSET else None,
+            "extra": u.extra if u.extra is not UNSET else None,
+        }
+        return ev.UsageUpdated(session_id=self.session_id)
+
+    def _notice(self, u: s.Notice) -> ev.Event:
+        self._notices.append(u)
+        return ev.NoticeReceived(session_id=self.session_id, notice=u)
+
+    def _compaction(self, compaction_id: str) -> tuple[CompactionState, bool]:
+        comp = self._compactions.get(compaction_id)
+        if comp is not None:
+            return comp, False
+        comp = CompactionState(compaction_id, self._ordinal)
+        self._compactions[compaction_id] = comp
+        self._timeline.append(comp)
+        return comp, True
+
+    def _compaction_update(self, u: s.CompactionUpdate) -> ev.Event:
+        comp, created = self._compaction(u.compaction_id)
+        comp.status = u.status
+        change: ev.ContentChange = "unchanged"
+        if u.summary is not UNSET:
+            comp.chunk_meta = None
+            if u.summary:
+                comp._summary = list(u.summary)
+                change = "replaced"
+            else:
+                comp._summary = []
+                change = "cleared"
+        if u.error is not UNSET:
+            comp.error = u.error
+        comp.meta = meta_patch(comp.meta, u.meta)
+        if u.extra is not UNSET:
+            comp.extra = patch_extra(comp.extra, u.extra)
+        comp.last_changed = self._ordinal
+        return ev.CompactionUpserted(
+            session_id=self.session_id,
+            compaction_id=u.compaction_id,
+            created=created,
+            summary=change,
+        )
+
+    def _compaction_chunk(self, u: s.CompactionSummaryChunk) -> ev.Event:
+        comp, created = self._compaction(u.compaction_id)
+        if u.meta:
+            if comp.chunk_meta is None:
+                comp.chunk_meta = {}
+            comp.chunk_meta[len(comp._summary)] = u.meta
+        comp._summary.append(u.content)
+        comp.last_changed = self._ordinal
+        return ev.CompactionChunkAppended(
+            session_id=self.session_id,
+            compaction_id=u.compaction_id,
+            block=u.content,
+            created=created,
+        )
+
+    def _state_update(self, u: s.StateUpdate) -> ev.Event:
+        previous = self.state.state if self.state is not None else None
+        self.state = u
+        new = u.state
+        completed = False
+        stop_reason = u.stop_reason if isinstance(u.stop_reason, str) else None
+        replaying = self.lifecycle == "replaying"
+        if new in _KNOWN_STATES:
+            background = u.background
+            if isinstance(background, list):
+                self.background = background
+                self._background_reported = True
+                self._touch_background(background)
+            else:
+                if self._background_reported and not replaying:
+                    self._note(
+                        "background-not-reported",
+                        "state_update without `background` after background work was reported;"
+                        " background work is now unknown",
+                    )
+                self.background = None
+        else:
+            self.background = None
+        if new == "idle":
+            if not replaying:
+                if previous is not None and previous != "idle":
+                    completed = True
+                    self._completed.append(stop_reason)
+                    if stop_reason is None:
+                        self._note(
+                            "missing-stop-reason",
+                            "idle ended foreground work without a `stopReason` (R12)",
+                        )
+                    if stop_reason == "refusal":
+                        self._exclude_refused()
+                    self._check_unechoed()
+                    self._turn_start_index = len(self._timeline)
+                self.cancel_requested = False
+            self._work_start = None
+        elif new in _ACTIVE and (previous is None or previous == "idle"):
+            self._work_start = self._ordinal
+        return ev.StateChanged(
+            session_id=self.session_id,
+            state=new,
+            stop_reason=stop_reason,
+            turn_completed=completed,
+        )
+
+    def _touch_background(self, background: list[Any]) -> None:
+        for item in background:
+            if type(item) is s.BackgroundTerminal:
+                self._terminal(item.terminal_id)
+            elif type(item) is s.BackgroundToolCall and item.tool_call_id not in self._tool_calls:
+                self._note(
+                    "background-unknown-tool-call",
+                    f"background lists tool call {item.tool_call_id!r} before announcing it (R53)",
+                )
+
+    def _exclude_refused(self) -> None:
+        start = None
+        for index in range(self._turn_start_index, len(self._timeline)):
+            entry = self._timeline[index]
+            if type(entry) is MessageState and entry.role == "user":
+                start = index
+                break
+        if start is None:
+            start = self._turn_start_index
+        for entry in self._timeline[start:]:
+            entry.excluded = True
+
+    def _check_unechoed(self) -> None:
+        for message_id, prompts in self._awaiting_echo.items():
+            for prompt in prompts:
+                if prompt.status == "accepted" and not prompt.echoed:
+                    self._note(
+                        "prompt-not-echoed",
+                        f"prompt {prompt.request_id!r} was accepted as {message_id!r} but no"
+                        " user-message update reported it before the work ended (R2)",
+                    )
+
+    def _unknown_update(self, update: Any) -> ev.Event:
+        if not isinstance(update, dict):
+            raise TypeError(f"not a session update: {type(update).__name__}")
+        self._unknown.append(update)
+        return ev.UnknownUpdateReceived(session_id=self.session_id, update=update)
+
+    # --------------------------------------------------------- prompts and cancel
+
+    def add_prompt(self, prompt: PromptState) -> None:
+        """Track a prompt submission of this session (in the order the client sent it)."""
+        self.prompts.append(prompt)
+
+    def link_prompt(self, prompt: PromptState, message_id: str) -> bool:
+        """Bind an accepted prompt to its user message id; return whether it is echoed."""
+        prompt.message_id = message_id
+        if message_id in self._messages["user"]:
+            prompt.echoed = True
+        else:
+            self._awaiting_echo.setdefault(message_id, []).append(prompt)
+        return prompt.echoed
+
+    def request_cancel(self) -> tuple[str, ...]:
+        """Apply the local effects of sending ``session/cancel`` (section 11.2, R15).
+
+        Marks the not-finished tool calls of the current work cancelled (a local overlay
+        that any later agent status replaces) and sets ``cancel_requested``. Returns the
+        ids of the tool calls it marked.
+        """
+        self.cancel_requested = True
+        background_calls: set[str] = set()
+        background_terms: set[str] = set()
+        for item in self.background or ():
+            if type(item) is s.BackgroundToolCall:
+                background_calls.add(item.tool_call_id)
+            elif type(item) is s.BackgroundTerminal:
+                background_terms.add(item.terminal_id)
+        since = self._work_start
+        marked = []
+        for call in self._tool_calls.values():
+            if call.finished or call.locally_cancelled:
+                continue
+            if since is not None and call.last_changed < since:
+                continue
+            if call.tool_call_id in background_calls:
+                continue
+            if background_terms and any(
+                type(item) is s.Terminal and item.terminal_id in background_terms
+                for item in call._content
+            ):
+                continue
+            call.locally_cancelled = True
+            marked.append(call.tool_call_id)
+        return tuple(marked)
+
+    def in_background(self, tool_call_id: str | None, terminal_id: str | None = None) -> bool:
+        """Whether the latest ``background`` list names this tool call or terminal."""
+        for item in self.background or ():
+            if type(item) is s.BackgroundToolCall and item.tool_call_id == tool_call_id:
+                return True
+            if type(item) is s.BackgroundTerminal and item.terminal_id == terminal_id:
+                return True
+        return False
+
+    # ---------------------------------------------------------------------- replay
+
+    def begin_replay(self) -> None:
+        """Start a history replay (section 12.3): entities move to a previous generation."""
+        self.lifecycle = "replaying"
+        self.announced = True
+        self._previous = {entry.key: entry for entry in self._timeline}
+        self._previous_side = (self._terminals, self._plans)
+        self._timeline = []
+        self._messages = {"user": {}, "agent": {}, "thought": {}}
+        self._tool_calls = {}
+        self._terminals = {}
+        self._plans = {}
+        self._compactions = {}
+        self._turn_start_index = 0
+
+    def end_replay(self, ok: bool) -> int:
+        """Finish a replay; return how many timeline entries were not reported again."""
+        previous = self._previous or {}
+        self._previous = None
+        kept = 0
+        current = {entry.key for entry in self._timeline}
+        for key, entry in previous.items():
+            if key not in current:
+                self._unretained.append(entry)
+                kept += 1
+                if type(entry) is MessageState and entry.role == "user":
+                    for prompt in self.prompts:
+                        if prompt.message_id == entry.message_id and prompt.status == "accepted":
+                            prompt.not_retained = True
+        if self._previous_side is not None:
+            old_terminals, old_plans = self._previous_side
+            for tid, term in old_terminals.items():
+                self._terminals.setdefault(tid, term)
+            for pid, plan in old_plans.items():
+                self._plans.setdefault(pid, plan)
+            self._previous_side = None
+        self._turn_start_index = len(self._timeline)
+        if self.lifecycle == "replaying":
+            self.lifecycle = "open"
+        if not ok:
+            self._note("resume-failed", "session/resume failed after a partial replay (R45)")
+        return kept
+
+    def __repr__(self) -> str:
+        return (
+            f"Session({self.session_id!r}, state={self.state_name!r},"
+            f" timeline={len(self._timeline)}, ordinal={self._ordinal})"
+        )
+
+
+_HANDLERS: dict[type[Any], _Handler] = {
+    s.UserMessageChunk: Session._chunk,
+    s.AgentMessageChunk: Session._chunk,
+    s.AgentThoughtChunk: Session._chunk,
+    s.UserMessage: Session._message,
+    s.AgentMessage: Session._message,
+    s.AgentThought: Session._message,
+    s.StateUpdate: Session._state_update,
+    s.ToolCallContentChunk: Session._tool_call_chunk,
+    s.ToolCallUpdate: Session._tool_call_update,
+    s.TerminalUpdate: Session._terminal_update,
+    s.TerminalOutputChunk: Session._terminal_chunk,
+    s.PlanUpdate: Session._plan,
+    s.AvailableCommandsUpdate: Session._commands,
+    s.ConfigOptionUpdate: Session._config,
+    s.SessionInfoUpdate: Session._session_info,
+    s.UsageUpdate: Session._usage,
+    s.Notice: Session._notice,
+    s.CompactionUpdate: Session._compaction_update,
+    s.CompactionSummaryChunk: Session._compaction_chunk,
+}

@@ -1,0 +1,295 @@
+"""The snapshot (format ``acp-client/snapshot@1``, SNAPSHOT.md): state out and back in.
+
+:func:`session_snapshot` writes one session as plain data (dicts, lists, str, int, float,
+bool, None), exactly as SNAPSHOT.md names and orders it; :func:`load_session` rebuilds a
+live :class:`~acp_client.Session` from it, which then keeps applying updates to the same
+result as if it had never stopped. Snapshots are taken on demand, never per update.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from . import _schema as s
+from ._codec import _spread, convert
+from ._entities import CompactionState, MessageState, TerminalState, TimelineEntry, ToolCallState
+from ._prompts import PermissionState, PromptState
+from ._session import Session
+
+__all__ = ["FORMAT", "finish", "load_session", "session_snapshot"]
+
+FORMAT = "acp-client/snapshot@1"
+_ENC = msgspec.json.Encoder()
+_EXTRA_MARK = b'"__extra__"'
+_plain = msgspec.to_builtins
+
+
+def finish(tree: dict[str, Any]) -> dict[str, Any]:
+    """Write unknown fields in place (one pass, only when any were kept)."""
+    if _EXTRA_MARK in _ENC.encode(tree):
+        spread: dict[str, Any] = _spread(tree)
+        return spread
+    return tree
+
+
+def _payload(obj: Any) -> Any:
+    out = _plain(obj)
+    if isinstance(out, dict):
+        out.pop("sessionUpdate", None)
+    return out
+
+
+def _put_extra(out: dict[str, Any], extra: dict[str, Any] | None) -> None:
+    if extra:
+        for key, value in extra.items():
+            out.setdefault(key, value)
+
+
+def entry_snapshot(entry: TimelineEntry) -> dict[str, Any]:
+    """The MESSAGE, TOOL_CALL or COMPACTION object of one timeline entry."""
+    out: dict[str, Any]
+    if type(entry) is MessageState:
+        out = {
+            "entry": "message",
+            "messageId": entry.message_id,
+            "role": entry.role,
+            "content": _plain(entry._content),
+        }
+    elif type(entry) is ToolCallState:
+        out = {"entry": "toolCall", "toolCallId": entry.tool_call_id}
+        if entry.title is not None:
+            out["title"] = entry.title
+        if entry.name is not None:
+            out["name"] = entry.name
+        out["kind"] = entry.kind if entry.kind is not None else "other"
+        out["status"] = entry.effective_status
+        out["content"] = _plain(entry._content)
+        out["locations"] = _plain(entry._locations)
+        if entry.raw_input is not UNSET and entry.raw_input is not None:
+            out["rawInput"] = entry.raw_input
+        if entry.raw_output is not UNSET and entry.raw_output is not None:
+            out["rawOutput"] = entry.raw_output
+        if entry.capabilities is not None:
+            out["capabilities"] = _plain(entry.capabilities)
+    else:
+        assert type(entry) is CompactionState
+        out = {
+            "entry": "compaction",
+            "compactionId": entry.compaction_id,
+            "status": entry.status,
+            "summary": _plain(entry._summary),
+        }
+        if entry.error is not None:
+            out["error"] = entry.error
+    if entry.meta:
+        out["_meta"] = entry.meta
+    _put_extra(out, entry.extra)
+    if entry.excluded:
+        out["excludedFromContext"] = True
+    return out
+
+
+def _terminal_snapshot(term: TerminalState) -> dict[str, Any]:
+    out: dict[str, Any] = {"terminalId": term.terminal_id}
+    if term.command is not None:
+        out["command"] = term.command
+    if term.cwd is not None:
+        out["cwd"] = term.cwd
+    out["output"] = base64.b64encode(term.output).decode("ascii")
+    if term.exit_status is not None:
+        out["exitStatus"] = _plain(term.exit_status)
+    if term.size is not None:
+        out["size"] = _plain(term.size)
+    if term.capabilities is not None:
+        out["capabilities"] = _plain(term.capabilities)
+    if term.meta:
+        out["_meta"] = term.meta
+    _put_extra(out, term.extra)
+    out["truncatedBytes"] = term.truncated_bytes
+    return out
+
+
+def _prompt_snapshot(prompt: PromptState) -> dict[str, Any]:
+    out: dict[str, Any] = {"requestId": prompt.request_id, "status": prompt.status}
+    if prompt.message_id is not None and prompt.status == "accepted":
+        out["messageId"] = prompt.message_id
+    out["echoed"] = prompt.echoed
+    if prompt.error is not None:
+        out["error"] = _plain(prompt.error)
+    return out
+
+
+def _permission_snapshot(perm: PermissionState) -> dict[str, Any]:
+    request = perm.request
+    out: dict[str, Any] = {"requestId": perm.request_id}
+    if isinstance(request, s.RequestPermissionRequest):
+        out["title"] = request.title
+        if isinstance(request.description, str):
+            out["description"] = request.description
+        options = _plain(request.options)
+    else:
+        raw = request if isinstance(request, dict) else {}
+        if "title" in raw:
+            out["title"] = raw["title"]
+        if isinstance(raw.get("description"), str):
+            out["description"] = raw["description"]
+        options = raw.get("options", [])
+    if perm.tool_call_id is not None:
+        out["toolCallId"] = perm.tool_call_id
+    out["status"] = perm.status
+    if perm.outcome is not None:
+        out["outcome"] = _plain(perm.outcome)
+    out["options"] = options
+    return out
+
+
+def session_snapshot(session: Session) -> dict[str, Any]:
+    """The SESSION object of SNAPSHOT.md (unknown fields not yet spread: see :func:`finish`)."""
+    out: dict[str, Any] = {"sessionId": session.session_id, "announced": session.announced}
+    if session.protocol_version is not None:
+        out["protocolVersion"] = session.protocol_version
+    if session.state is not None:
+        out["state"] = _payload(session.state)
+    if session.closed:
+        out["closed"] = True
+    out["completedTurns"] = list(session._completed)
+    out["timeline"] = [entry_snapshot(entry) for entry in session._timeline]
+    out["terminals"] = [_terminal_snapshot(term) for term in session._terminals.values()]
+    out["plans"] = [
+        {"planId": plan.plan_id, "plan": _plain(plan.plan)} for plan in session._plans.values()
+    ]
+    if session.available_commands is not None:
+        out["availableCommands"] = _plain(session.available_commands)
+    if session.config_options is not None:
+        out["configOptions"] = _plain(session.config_options)
+    if session.session_info is not None:
+        info = session.session_info
+        data: dict[str, Any] = {}
+        for key in ("title", "updatedAt", "_meta"):
+            if info.get(key) is not None:
+                data[key] = info[key]
+        _put_extra(data, info.get("extra"))
+        out["sessionInfo"] = data
+    if session.usage is not None:
+        usage = session.usage
+        data = {"used": usage["used"], "size": usage["size"]}
+        if usage["cost"] is not None:
+            data["cost"] = _plain(usage["cost"])
+        if usage["_meta"] is not None:
+            data["_meta"] = usage["_meta"]
+        _put_extra(data, usage["extra"])
+        out["usage"] = data
+    out["notices"] = [_payload(notice) for notice in session._notices]
+    out["prompts"] = [_prompt_snapshot(prompt) for prompt in session.prompts]
+    out["permissionRequests"] = [_permission_snapshot(p) for p in session.permissions.values()]
+    out["unknownUpdates"] = list(session._unknown)
+    out["unretained"] = [entry_snapshot(entry) for entry in session._unretained]
+    return out
+
+
+# ------------------------------------------------------------------------- loading
+
+_ENTRY_KEYS = {"entry", "excludedFromContext"}
+
+
+def _load_entry(session: Session, data: dict[str, Any]) -> TimelineEntry:
+    kind = data.get("entry")
+    body = {k: v for k, v in data.items() if k not in _ENTRY_KEYS}
+    entry: TimelineEntry
+    if kind == "message":
+        role = body.pop("role", "agent")
+        tag = {"user": "user_message", "agent": "agent_message", "thought": "agent_thought"}[role]
+        update = convert({**body, "sessionUpdate": tag}, s.SessionUpdate)
+        session.apply(update)
+        entry = session._messages[role][body["messageId"]]
+    elif kind == "toolCall":
+        update = convert({**body, "sessionUpdate": "tool_call_update"}, s.SessionUpdate)
+        session.apply(update)
+        entry = session._tool_calls[body["toolCallId"]]
+    elif kind == "compaction":
+        update = convert({**body, "sessionUpdate": "compaction_update"}, s.SessionUpdate)
+        session.apply(update)
+        entry = session._compactions[body["compactionId"]]
+    else:
+        raise ValueError(f"unknown timeline entry {kind!r}")
+    entry.excluded = bool(data.get("excludedFromContext"))
+    return entry
+
+
+def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> Session:
+    """Rebuild a live session from its SESSION snapshot object."""
+    session = Session(
+        data["sessionId"], announced=bool(data.get("announced")), terminal_limit=terminal_limit
+    )
+    session.protocol_version = data.get("protocolVersion")
+    for item in data.get("timeline", []):
+        _load_entry(session, item)
+    for item in data.get("terminals", []):
+        body = {k: v for k, v in item.items() if k not in ("output", "truncatedBytes")}
+        body["output"] = {"data": item.get("output", "")}
+        session.apply(convert({**body, "sessionUpdate": "terminal_update"}, s.SessionUpdate))
+        session._terminals[item["terminalId"]]._dropped = int(item.get("truncatedBytes", 0))
+    for item in data.get("plans", []):
+        session.apply(
+            convert({"sessionUpdate": "plan_update", "plan": item["plan"]}, s.SessionUpdate)
+        )
+    if "availableCommands" in data:
+        session.available_commands = convert(data["availableCommands"], list[s.AvailableCommand])
+    if "configOptions" in data:
+        session.config_options = convert(data["configOptions"], list[s.SessionConfigOption])
+    if "sessionInfo" in data:
+        session.apply(
+            convert(
+                {**data["sessionInfo"], "sessionUpdate": "session_info_update"}, s.SessionUpdate
+            )
+        )
+    if "usage" in data:
+        session.apply(convert({**data["usage"], "sessionUpdate": "usage_update"}, s.SessionUpdate))
+    for item in data.get("notices", []):
+        session._notices.append(convert({**item, "sessionUpdate": "notice"}, s.SessionUpdate))
+    session._unknown = list(data.get("unknownUpdates", []))
+    if "state" in data:
+        session.state = convert({**data["state"], "sessionUpdate": "state_update"}, s.SessionUpdate)
+        background = session.state.background if session.state is not None else UNSET
+        if isinstance(background, list):
+            session.background = background
+            session._background_reported = True
+        if session.state is not None and session.state.state in ("running", "requires_action"):
+            session._work_start = 0
+    session._completed = list(data.get("completedTurns", []))
+    session.closed = bool(data.get("closed"))
+    if session.closed:
+        session.lifecycle = "closed"
+    for item in data.get("prompts", []):
+        prompt = PromptState(item["requestId"], session.session_id, None)
+        prompt.status = item.get("status", "pending")
+        prompt.echoed = bool(item.get("echoed"))
+        prompt.error = item.get("error")
+        message_id = item.get("messageId")
+        session.add_prompt(prompt)
+        if isinstance(message_id, str):
+            prompt.message_id = message_id
+            if not prompt.echoed:
+                session._awaiting_echo.setdefault(message_id, []).append(prompt)
+    for item in data.get("permissionRequests", []):
+        raw = {k: v for k, v in item.items() if k in ("title", "description", "options")}
+        raw["sessionId"] = session.session_id
+        try:
+            request: Any = convert(raw, s.RequestPermissionRequest)
+        except Exception:
+            request = raw
+        perm = PermissionState(
+            item["requestId"], session.session_id, request, item.get("toolCallId")
+        )
+        perm.status = item.get("status", "pending")
+        perm.outcome = item.get("outcome")
+        session.permissions[perm.request_id] = perm
+    if data.get("unretained"):
+        scratch = Session(session.session_id)
+        session._unretained = [_load_entry(scratch, item) for item in data["unretained"]]
+    session._turn_start_index = len(session._timeline)
+    return session
