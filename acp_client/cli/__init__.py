@@ -1,0 +1,1 @@
+"""The acp-client command line (placeholder until the entry point lands)."""

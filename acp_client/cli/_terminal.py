@@ -1,0 +1,394 @@
+r"""Render an agent-owned terminal's output bytes as a terminal would show them (spec 8.4).
+
+The stored output (base64 in the snapshot) is decoded as UTF-8 (invalid bytes become U+FFFD)
+and fed to an isolated ``pyte`` emulator at the terminal's ``size`` when known, else at
+:data:`DEFAULT_COLS` columns and as many rows as lines are kept. Carriage returns, cursor
+movement, erasing and SGR colours are interpreted by the emulator; lines that scroll off the
+top are kept as scrollback. The resulting cells become ``rich.text.Text`` lines with the
+colours and attributes of the cells, so no escape sequence from the output ever reaches the
+console: OSC strings (titles, hyperlinks, clipboard writes) are consumed by the emulator,
+stray controls are dropped, and bidi or other invisible format characters are drawn as
+visible ``<U+XXXX>`` escapes (which can shift that line's columns). A line feed also returns
+the carriage (new-line mode, as a pty's ``onlcr`` would), because agents often capture output
+through pipes that send bare ``\n``.
+
+Emulating is the expensive part, so emulators are cached per terminal (key: terminal id and
+geometry) and fed only the bytes appended since the previous call, which keeps repeated
+rendering of a growing terminal (the live view) cheap. A cached emulator is reused only when
+the bytes it was fed are still the start of the output (or of the part of it still retained,
+using ``truncatedBytes``); otherwise it is rebuilt. Output longer than
+:data:`MAX_EMULATED_BYTES` is emulated from a line start near its end only. The cache is not
+thread-safe.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import re
+import unicodedata
+from collections import OrderedDict, deque
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import pyte
+from pyte.screens import Char
+from rich.color import Color
+from rich.style import Style
+from rich.text import Span, Text
+from wcwidth import wcwidth
+
+from ._sanitize import sanitize_text
+
+__all__ = [
+    "DEFAULT_COLS",
+    "MAX_EMULATED_BYTES",
+    "TerminalView",
+    "clear_terminal_cache",
+    "render_terminal_bytes",
+    "terminal_view",
+]
+
+DEFAULT_COLS = 120
+"""Columns used when the terminal's ``size`` is unknown."""
+
+MAX_EMULATED_BYTES = 1 << 18
+"""At most this many bytes from the end of an output are emulated on a fresh render."""
+
+_MAX_COLS = 1000
+_MAX_ROWS = 1000
+_CACHE_SIZE = 64
+
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+@dataclass(frozen=True)
+class TerminalView:
+    """The rendered output of one terminal.
+
+    Attributes:
+        lines: the last lines of the screen (scrollback first), trailing blank lines removed.
+        hidden_lines: lines that were emulated but are not in ``lines`` (over the limit).
+        skipped_bytes: bytes at the start of the retained output that were not emulated.
+        cols: emulator width in columns.
+        rows: emulator height in rows.
+        invalid_base64: the stored output was not valid base64 (``lines`` is empty).
+    """
+
+    lines: tuple[Text, ...]
+    hidden_lines: int
+    skipped_bytes: int
+    cols: int
+    rows: int
+    invalid_base64: bool = False
+
+    def text(self) -> Text:
+        """All lines joined with newlines, as a new ``Text`` the caller may modify."""
+        return Text("\n").join(self.lines)
+
+
+@lru_cache(maxsize=4096)
+def _undrawable(ch: str) -> bool:
+    """True for characters pyte's ``draw`` would stop at (zero-width, not combining)."""
+    width = wcwidth(ch)
+    return width < 0 or (width == 0 and not unicodedata.combining(ch))
+
+
+class _Screen(pyte.Screen):
+    """A pyte screen that keeps the lines scrolled off its top and never stops drawing."""
+
+    def __init__(self, columns: int, lines: int, keep: int) -> None:
+        self.scrollback: deque[Any] = deque(maxlen=keep)
+        self.scrolled = 0
+        super().__init__(columns, lines)
+        self.set_mode(pyte.modes.LNM)
+
+    def index(self) -> None:
+        """Move down one line, saving the top line when the whole screen scrolls."""
+        margins = self.margins
+        top, bottom = (0, self.lines - 1) if margins is None else margins
+        if self.cursor.y == bottom and top == 0:
+            self.scrollback.append(self.buffer[top])
+            self.scrolled += 1
+        super().index()
+
+    def draw(self, data: str) -> None:
+        """Draw text after neutralizing characters pyte cannot place.
+
+        Bidi and other invisible format characters become visible ``<U+XXXX>`` escapes; stray
+        controls (which a terminal ignores) and other zero-width characters are dropped,
+        because pyte would otherwise silently discard the rest of ``data``.
+        """
+        if _CONTROLS.search(data) is not None:
+            data = _CONTROLS.sub("", data)
+        if not data.isascii():
+            data = "".join(ch for ch in sanitize_text(data) if ch.isascii() or not _undrawable(ch))
+        super().draw(data)
+
+    def reset(self) -> None:
+        """Reset the terminal (RIS), keeping line feeds as new lines."""
+        super().reset()
+        self.set_mode(pyte.modes.LNM)
+
+    def write_process_input(self, data: str) -> None:
+        """Replies to the program (device reports) go nowhere: the terminal is display-only."""
+
+
+class _Emulator:
+    """One screen, its stream and UTF-8 decoder, and the bytes fed so far."""
+
+    def __init__(self, cols: int, rows: int, keep: int, start: int, data: bytes) -> None:
+        self.screen = _Screen(cols, rows, keep)
+        self.stream = pyte.Stream(self.screen)
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.start = start  # absolute offset of the first byte emulated
+        self.fed_from = start  # absolute offset of ``fed[0]``
+        self.fed = bytearray()  # bytes fed, those before the retained output dropped
+        self.view: TerminalView | None = None
+        self.feed(data)
+
+    @property
+    def fed_end(self) -> int:
+        """Absolute offset just after the last byte fed."""
+        return self.fed_from + len(self.fed)
+
+    def continues(self, data: bytes, offset: int) -> bool:
+        """Whether ``data`` (at absolute ``offset``) starts with what is left of ``fed``."""
+        fed_end = self.fed_end
+        if not (self.fed_from <= offset <= fed_end <= offset + len(data)):
+            return False
+        return data[: fed_end - offset] == self.fed[offset - self.fed_from :]
+
+    def advance(self, data: bytes, offset: int) -> None:
+        """Feed the part of ``data`` past what was fed; forget bytes before ``offset``."""
+        if offset > self.fed_from:
+            del self.fed[: offset - self.fed_from]
+            self.fed_from = offset
+        self.feed(data[self.fed_end - offset :])
+
+    def feed(self, data: bytes) -> None:
+        """Emulate more bytes."""
+        if not data:
+            return
+        self.fed += data
+        self.stream.feed(self.decoder.decode(data))
+        self.view = None
+
+
+_cache: OrderedDict[Hashable, _Emulator] = OrderedDict()
+
+
+def clear_terminal_cache() -> None:
+    """Forget every cached emulator."""
+    _cache.clear()
+
+
+_NAMED = {
+    "black": "black",
+    "red": "red",
+    "green": "green",
+    "brown": "yellow",
+    "yellow": "yellow",
+    "blue": "blue",
+    "magenta": "magenta",
+    "cyan": "cyan",
+    "white": "white",
+}
+_HEX = re.compile(r"[0-9a-fA-F]{6}")
+
+
+@lru_cache(maxsize=1024)
+def _color(name: str) -> Color | None:
+    if name == "default":
+        return None
+    if _HEX.fullmatch(name):
+        return Color.parse("#" + name.lower())
+    bright = name.startswith(("bright", "bfight"))
+    base = _NAMED.get(name[6:] if bright else name)
+    if base is None:
+        return None
+    return Color.parse(("bright_" if bright else "") + base)
+
+
+@lru_cache(maxsize=1024)
+def _style(
+    fg: str,
+    bg: str,
+    bold: bool,
+    italics: bool,
+    underscore: bool,
+    strikethrough: bool,
+    reverse: bool,
+    blink: bool,
+) -> Style | None:
+    if (fg, bg) == ("default", "default") and not (
+        bold or italics or underscore or strikethrough or reverse or blink
+    ):
+        return None
+    return Style(
+        color=_color(fg),
+        bgcolor=_color(bg),
+        bold=bold or None,
+        italic=italics or None,
+        underline=underscore or None,
+        strike=strikethrough or None,
+        reverse=reverse or None,
+        blink=blink or None,
+    )
+
+
+def _blank(cell: Char) -> bool:
+    return cell.data in (" ", "") and cell.bg == "default" and not cell.reverse
+
+
+def _line_text(row: Mapping[int, Char]) -> Text | None:
+    """Convert one screen row to ``Text``; ``None`` when the row is blank."""
+    if not row:
+        return None
+    last = -1
+    for x, cell in row.items():
+        if x > last and not _blank(cell):
+            last = x
+    if last < 0:
+        return None
+    parts: list[str] = []
+    spans: list[Span] = []
+    pos = 0
+    run_start = 0
+    run_style: Style | None = None
+    default = Char(" ")
+    for x in range(last + 1):
+        cell = row.get(x, default)
+        data = cell.data
+        if not data:
+            continue  # the stub after a wide character
+        style = _style(*cell[1:])
+        if style is not run_style:
+            if run_style is not None and pos > run_start:
+                spans.append(Span(run_start, pos, run_style))
+            run_start, run_style = pos, style
+        parts.append(data)
+        pos += len(data)
+    if run_style is not None and pos > run_start:
+        spans.append(Span(run_start, pos, run_style))
+    plain = sanitize_text("".join(parts))
+    if len(plain) != pos:  # defence in depth; cannot happen after ``_Screen.draw``
+        return Text(plain)
+    return Text(plain, spans=spans)
+
+
+def _build_view(emulator: _Emulator, max_lines: int) -> TerminalView:
+    screen = emulator.screen
+    buffer = screen.buffer
+    used = [y for y, row in buffer.items() if row]
+    rows: list[Any] = list(emulator.screen.scrollback)
+    if used:
+        rows.extend(buffer.get(y, {}) for y in range(max(used) + 1))
+    lines: list[Text | None] = [_line_text(row) for row in rows[-max_lines:]] if rows else []
+    while lines and lines[-1] is None:
+        lines.pop()
+    total = screen.scrolled + (max(used) + 1 if used else 0)
+    shown = tuple(line if line is not None else Text() for line in lines)
+    hidden = max(0, total - min(len(rows), max_lines))
+    return TerminalView(
+        lines=shown,
+        hidden_lines=hidden,
+        skipped_bytes=emulator.start,
+        cols=screen.columns,
+        rows=screen.lines,
+    )
+
+
+def _geometry(size: object, max_lines: int) -> tuple[int, int]:
+    cols = rows = None
+    if isinstance(size, Mapping):
+        c, r = size.get("cols"), size.get("rows")
+        if isinstance(c, int) and not isinstance(c, bool) and c >= 1:
+            cols = min(c, _MAX_COLS)
+        if isinstance(r, int) and not isinstance(r, bool) and r >= 1:
+            rows = min(r, _MAX_ROWS)
+    if cols is None or rows is None:
+        return DEFAULT_COLS, max(1, min(max_lines, _MAX_ROWS))
+    return cols, rows
+
+
+def _fresh_start(data: bytes) -> int:
+    """Offset from which a fresh emulator starts: all of it, or a line start near the end."""
+    if len(data) <= MAX_EMULATED_BYTES:
+        return 0
+    cut = len(data) - MAX_EMULATED_BYTES
+    newline = data.find(b"\n", cut)
+    return cut if newline < 0 else newline + 1
+
+
+def render_terminal_bytes(
+    data: bytes,
+    *,
+    size: Mapping[str, object] | None = None,
+    max_lines: int = 200,
+    offset: int = 0,
+    cache_key: Hashable | None = None,
+) -> TerminalView:
+    """Emulate ``data`` and return its last ``max_lines`` screen lines.
+
+    ``size`` is the terminal's ``{"cols", "rows"}`` (unknown when ``None`` or malformed).
+    ``offset`` is the absolute position of ``data[0]`` in the terminal's byte stream (the
+    snapshot's ``truncatedBytes``): with ``cache_key``, a cached emulator fed from an earlier,
+    shorter version of the same stream is continued instead of rebuilt.
+    """
+    max_lines = max(1, max_lines)
+    cols, rows = _geometry(size, max_lines)
+    key = None if cache_key is None else (cache_key, cols, rows, max_lines)
+    emulator = None if key is None else _cache.get(key)
+    if emulator is not None and key is not None and emulator.continues(data, offset):
+        emulator.advance(data, offset)
+        _cache.move_to_end(key)
+    else:
+        emulator = None
+    if emulator is None:
+        start = _fresh_start(data)
+        emulator = _Emulator(cols, rows, max_lines, offset + start, data[start:])
+        if key is not None:
+            _cache[key] = emulator
+            while len(_cache) > _CACHE_SIZE:
+                _cache.popitem(last=False)
+    if emulator.view is None:
+        emulator.view = _build_view(emulator, max_lines)
+    # ``skipped_bytes`` counts from the start of ``data``, not from the stream's origin.
+    view = emulator.view
+    skipped = max(0, emulator.start - offset)
+    if skipped != view.skipped_bytes:
+        view = TerminalView(view.lines, view.hidden_lines, skipped, view.cols, view.rows)
+    return view
+
+
+def terminal_view(
+    terminal: Mapping[str, object],
+    *,
+    max_lines: int = 200,
+    cache_key: Hashable | None = None,
+) -> TerminalView:
+    """Render a TERMINAL object of the snapshot (``output`` base64, ``size``, ``truncatedBytes``).
+
+    Invalid base64 yields an empty view with ``invalid_base64`` set.
+    """
+    output = terminal.get("output")
+    raw = output if isinstance(output, str) else ""
+    try:
+        data = base64.b64decode(raw, validate=True)
+    except (binascii.Error, ValueError):
+        cols, rows = _geometry(terminal.get("size"), max(1, max_lines))
+        return TerminalView((), 0, 0, cols, rows, invalid_base64=True)
+    truncated = terminal.get("truncatedBytes")
+    offset = truncated if isinstance(truncated, int) and truncated > 0 else 0
+    size = terminal.get("size")
+    return render_terminal_bytes(
+        data,
+        size=size if isinstance(size, Mapping) else None,
+        max_lines=max_lines,
+        offset=offset,
+        cache_key=cache_key,
+    )
