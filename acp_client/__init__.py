@@ -63,9 +63,12 @@ from ._events import (
     UsageUpdated,
 )
 from ._prompts import PermissionState, PromptState
+from ._replay import Replayer, ReplayResult, replay_log
 from ._session import Session
 from ._snapshot import FORMAT as SNAPSHOT_FORMAT
 from ._snapshot import load_session
+from ._v1 import V1Adapter
+from ._v1_detect import detect_v1
 
 __version__ = "0.1.0"
 
@@ -104,6 +107,8 @@ __all__ = [
     "PromptState",
     "RemoteProtocolError",
     "ReplayFinished",
+    "ReplayResult",
+    "Replayer",
     "ReplayStarted",
     "ResponseReceived",
     "SentRequest",
@@ -124,9 +129,12 @@ __all__ = [
     "UnmatchedResponseReceived",
     "UpdateRejected",
     "UsageUpdated",
+    "V1Adapter",
     "__version__",
     "convert",
+    "detect_v1",
     "encode",
     "load_session",
+    "replay_log",
     "to_builtins",
 ]

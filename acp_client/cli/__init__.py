@@ -1,1 +1,158 @@
-"""The acp-client command line (placeholder until the entry point lands)."""
+"""The ``acp-client`` command line: ``replay`` stored logs, ``run`` a live agent.
+
+Exit codes (also in ``acp-client replay --help`` and the README):
+
+* 0 — every log was read to its end (diagnostics do not change this);
+* 1 — ``--strict`` stopped at the first error diagnostic;
+* 2 — wrong usage;
+* 3 — a log could not be read (missing file, unsupported compression, broken gzip, no
+  known format);
+* 130 — interrupted (Ctrl-C).
+
+``run`` exits 0 when the last turn ended with ``end_turn``, 4 for another stop reason
+(``cancelled``, ``refusal``, ``max_tokens``, ...), 5 when the agent failed or exited.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main", "build_parser"]
+
+EXIT_OK = 0
+EXIT_STRICT = 1
+EXIT_USAGE = 2
+EXIT_UNREADABLE = 3
+EXIT_STOPPED = 4
+EXIT_AGENT_FAILED = 5
+EXIT_INTERRUPTED = 130
+
+_REPLAY_EPILOG = """\
+exit status:
+  0    every log was read to its end (diagnostics do not change this)
+  1    --strict stopped at the first error diagnostic
+  2    wrong usage
+  3    a log could not be read (missing file, unsupported compression,
+       broken gzip stream, no known format)
+  130  interrupted
+
+With no LOG, the example log shipped inside the package is replayed.
+"""
+
+_RUN_EPILOG = """\
+exit status:
+  0    the last turn ended with stop reason end_turn
+  4    it ended with another stop reason (cancelled, refusal, max_tokens, ...)
+  5    the agent failed, exited or hung
+  2    wrong usage
+  130  interrupted
+"""
+
+
+def _side(value: str) -> tuple[str, str]:
+    method, sep, side = value.partition("=")
+    if not sep or side not in ("agent", "client") or not method:
+        raise argparse.ArgumentTypeError("expected METHOD=agent or METHOD=client")
+    return method, side
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``acp-client``."""
+    parser = argparse.ArgumentParser(
+        prog="acp-client",
+        description="Client-side state of Agent Client Protocol (ACP) v2 conversations.",
+    )
+    from acp_client import __version__
+
+    parser.add_argument("--version", action="version", version=f"acp-client {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    replay = commands.add_parser(
+        "replay",
+        help="replay stored session logs and show or export the reconciled state",
+        description=(
+            "Replay stored ACP logs (jsonrpc, acp-client, capture, python-sdk, zed, conductor;"
+            " gzip or not; v2, and v1 from today's agents) and show the conversation as it"
+            " ended up, or export the reconciled state."
+        ),
+        epilog=_REPLAY_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    replay.add_argument(
+        "logs", nargs="*", metavar="LOG", help="log files or folders; '-' reads standard input"
+    )
+    mode = replay.add_mutually_exclusive_group()
+    mode.add_argument("--json", action="store_true", help="print the snapshot (SNAPSHOT.md)")
+    mode.add_argument("--stats", action="store_true", help="print counts and throughput")
+    replay.add_argument(
+        "--follow", action="store_true", help="keep reading a log that is still being written"
+    )
+    replay.add_argument(
+        "--strict", action="store_true", help="stop at the first error diagnostic (exit 1)"
+    )
+    replay.add_argument(
+        "--format",
+        choices=["jsonrpc", "acp-client", "capture", "python-sdk", "zed", "conductor"],
+        help="skip format detection",
+    )
+    replay.add_argument("--jobs", type=int, default=1, metavar="N", help="replay N logs at once")
+    replay.add_argument("--perspective", choices=["client", "agent"])
+    replay.add_argument("--direction", choices=["incoming", "outgoing"])
+    replay.add_argument(
+        "--side",
+        action="append",
+        type=_side,
+        default=[],
+        metavar="METHOD=agent|client",
+        help="which side implements an extension method (repeatable)",
+    )
+    replay.add_argument(
+        "--protocol", type=int, choices=[1, 2], help="force the protocol version of the log"
+    )
+    replay.add_argument(
+        "--terminal-limit", type=int, metavar="BYTES", help="retain at most BYTES per terminal"
+    )
+    replay.add_argument("--no-thoughts", action="store_true", help="hide the agent's thoughts")
+    replay.add_argument("--markdown", action="store_true", help="render message text as Markdown")
+
+    run = commands.add_parser(
+        "run",
+        help="start an agent, send prompts and show the conversation live",
+        description="Start an ACP agent over stdio, send prompts, render the conversation.",
+        epilog=_RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("--prompt", action="append", default=[], metavar="TEXT", help="repeatable")
+    run.add_argument("--record", metavar="FILE", help="record the traffic (acp-client format)")
+    run.add_argument("--json", action="store_true", help="print the final snapshot")
+    run.add_argument("--permission", choices=["ask", "allow", "reject"], default="ask")
+    run.add_argument("--cwd", metavar="DIR", help="working directory of the session")
+    run.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
+    run.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_COMMAND [ARGS...]")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``acp-client`` command; return its exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "replay":
+            from ._replay_cmd import replay_command
+
+            return replay_command(args)
+        from ._run_cmd import run_command
+
+        agent = [a for a in args.agent if a != "--"] if args.agent else []
+        if not agent:
+            parser.error("run needs an agent command after --")
+        args.agent = agent
+        return run_command(args)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        sys.stderr.close()
+        return EXIT_OK

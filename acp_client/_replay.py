@@ -1,0 +1,236 @@
+"""Replaying stored logs into reconciled state (passive mode, section 2.4).
+
+:class:`Replayer` is sans-IO: feed it the records of :mod:`acp_client.logs` (or
+``(direction, message)`` pairs) and it drives a passive :class:`~acp_client.Connection`.
+It decides once per stream whether the log speaks ACP v1 (V1-TO-V2.md section 1.3: the
+``initialize`` result, or v1-only markers) and then routes every message through the
+v1 adapter, so a v1 log lands in the same v2 state model. :func:`replay_log` reads a
+whole log file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
+
+from ._connection import Connection
+from ._diagnostics import Diagnostic
+from ._events import Event
+from ._v1 import V1Adapter
+from ._v1_detect import detect_v1
+
+__all__ = ["ReplayResult", "Replayer", "replay_log"]
+
+_DECIDE_WITHIN = 10_000
+
+
+class Replayer:
+    """Feeds a recorded message stream into a passive connection.
+
+    Args:
+        protocol: ``1`` or ``2`` to force the stream's version, ``None`` to detect it.
+        terminal_limit: per-terminal byte retention limit.
+    """
+
+    def __init__(self, *, protocol: int | None = None, terminal_limit: int | None = None) -> None:
+        self.connection = Connection(live=False, terminal_limit=terminal_limit)
+        self.version = protocol
+        self.diagnostics: list[Diagnostic] = []
+        self.update_kinds: Counter[str] = Counter()
+        self.messages = 0
+        self.stderr_lines = 0
+        self.skipped_unknown_direction = 0
+        self._buffer: list[tuple[str, dict[str, Any], int | None]] = []
+        self._adapter: V1Adapter | None = None
+        if protocol == 1:
+            self._adapter = V1Adapter()
+
+    def feed_record(self, record: Any) -> list[Event]:
+        """Apply one :class:`acp_client.logs.LogRecord`."""
+        if record.kind != "message":
+            self.stderr_lines += 1
+            return []
+        if record.direction not in ("incoming", "outgoing"):
+            self.skipped_unknown_direction += 1
+            return []
+        return self.feed(record.direction, record.message, line=record.line)
+
+    def feed(self, direction: str, message: Any, *, line: int | None = None) -> list[Event]:
+        """Apply one JSON-RPC message (a dict) sent in ``direction``."""
+        self.messages += 1
+        if direction == "incoming" and isinstance(message, dict):
+            params = message.get("params")
+            if type(params) is dict:
+                update = params.get("update")
+                if type(update) is dict:
+                    kind = update.get("sessionUpdate")
+                    self.update_kinds[kind if isinstance(kind, str) else "(invalid)"] += 1
+        if self.version is None:
+            verdict = detect_v1(direction, message)
+            if verdict is None and len(self._buffer) < _DECIDE_WITHIN:
+                self._buffer.append((direction, message, line))
+                return []
+            self._decide(1 if verdict else 2)
+            events = self._flush()
+            events.extend(self._apply(direction, message, line))
+            return events
+        return self._apply(direction, message, line)
+
+    def _decide(self, version: int) -> None:
+        self.version = version
+        if version == 1:
+            self._adapter = V1Adapter()
+
+    def _flush(self) -> list[Event]:
+        events: list[Event] = []
+        buffered, self._buffer = self._buffer, []
+        for direction, message, line in buffered:
+            events.extend(self._apply(direction, message, line))
+        return events
+
+    def _apply(self, direction: str, message: Any, line: int | None) -> list[Event]:
+        adapter = self._adapter
+        if adapter is None:
+            return self.connection.receive_message(message, direction, line=line)  # type: ignore[arg-type]
+        events: list[Event] = []
+        before = len(adapter.diagnostics)
+        for out_direction, out_message in adapter.feed(direction, message, line=line):
+            events.extend(
+                self.connection.receive_message(out_message, out_direction, line=line)  # type: ignore[arg-type]
+            )
+        self._collect_adapter(before)
+        return events
+
+    def _collect_adapter(self, before: int) -> None:
+        adapter = self._adapter
+        if adapter is not None and len(adapter.diagnostics) > before:
+            self.diagnostics.extend(adapter.diagnostics[before:])
+
+    def finish(self) -> list[Event]:
+        """End of the stream: apply anything held back while the version was undecided."""
+        events: list[Event] = []
+        if self.version is None:
+            self._decide(2)
+            events.extend(self._flush())
+        adapter = self._adapter
+        if adapter is not None:
+            before = len(adapter.diagnostics)
+            for out_direction, out_message in adapter.finish():
+                events.extend(self.connection.receive_message(out_message, out_direction))  # type: ignore[arg-type]
+            self._collect_adapter(before)
+            if self.connection.protocol_version is None:
+                self.connection.protocol_version = 1
+        return events
+
+    def all_diagnostics(self) -> list[Diagnostic]:
+        """Reader, adapter and connection diagnostics, in log order."""
+        merged = [*self.diagnostics, *self.connection.diagnostics]
+        merged.sort(key=lambda d: d.line if d.line is not None else 0)
+        return merged
+
+    def snapshot(self) -> dict[str, Any]:
+        """The snapshot of SNAPSHOT.md with every diagnostic of the replay."""
+        snap = self.connection.snapshot()
+        snap["diagnostics"] = [d.to_json() for d in self.all_diagnostics()]
+        return snap
+
+
+class ReplayResult:
+    """The outcome of :func:`replay_log`.
+
+    Attributes:
+        replayer: the :class:`Replayer` (its ``connection`` holds the live state).
+        format: the log format read (``None`` if none was detected).
+        fatal: reading ended on a fatal error (nothing after it was read).
+        stopped_early: ``strict`` stopped at the first error.
+        bytes_read: size of the (decompressed) input consumed, when known.
+    """
+
+    def __init__(
+        self, replayer: Replayer, fmt: str | None, fatal: bool, stopped_early: bool
+    ) -> None:
+        self.replayer = replayer
+        self.format = fmt
+        self.fatal = fatal
+        self.stopped_early = stopped_early
+
+    @property
+    def connection(self) -> Connection:
+        """The passive connection holding the reconciled state."""
+        return self.replayer.connection
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """Every diagnostic, in log order."""
+        return self.replayer.all_diagnostics()
+
+    @property
+    def ok(self) -> bool:
+        """Whether the log was read to its end (diagnostics do not matter)."""
+        return not self.fatal and not self.stopped_early
+
+    def snapshot(self) -> dict[str, Any]:
+        """The reconciled state (SNAPSHOT.md)."""
+        return self.replayer.snapshot()
+
+
+def replay_log(
+    source: Any,
+    *,
+    format: str | None = None,
+    strict: bool = False,
+    perspective: Literal["client", "agent"] | None = None,
+    direction: Literal["incoming", "outgoing"] | None = None,
+    sides: Mapping[str, str] | None = None,
+    protocol: int | None = None,
+    terminal_limit: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> ReplayResult:
+    r"""Replay a stored log (any format of LOG-FORMATS.md, gzip or not) into state.
+
+    ``source`` is a file name, ``"-"`` for standard input, bytes, or a binary file object.
+    With ``strict`` the replay stops at the first error diagnostic (of the reader or of
+    the state rules). ``progress`` is called now and then with the number of records read.
+
+    Example:
+        >>> from acp_client import replay_log
+        >>> line = (b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s",'
+        ...     b'"update":{"sessionUpdate":"state_update","state":"running"}}}\n')
+        >>> result = replay_log(line)
+        >>> result.snapshot()["sessions"][0]["state"]
+        {'state': 'running'}
+    """
+    from .logs import LogRecord, iter_log
+
+    replayer = Replayer(protocol=protocol, terminal_limit=terminal_limit)
+    stopped = False
+    count = 0
+    conn_diags = replayer.connection.diagnostics
+    with iter_log(
+        source,
+        format=format,
+        strict=strict,
+        perspective=perspective,
+        direction=direction,
+        sides=sides,
+    ) as items:
+        for item in items:
+            if isinstance(item, LogRecord):
+                seen = len(conn_diags)
+                replayer.feed_record(item)
+                count += 1
+                if progress is not None and count % 20000 == 0:
+                    progress(count)
+                if strict and any(d.severity == "error" for d in conn_diags[seen:]):
+                    stopped = True
+                    break
+            else:
+                replayer.diagnostics.append(item)
+        replayer.finish()
+        return ReplayResult(replayer, items.format, items.fatal, stopped or items.stopped_early)
+
+
+def iter_kinds(counter: Mapping[str, int]) -> Iterable[tuple[str, int]]:
+    """Update kinds by descending count (for ``--stats``)."""
+    return sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -1,0 +1,630 @@
+# Implements V1-TO-V2.md: the adapter that turns an ACP v1 JSON-RPC stream into the equivalent
+# v2 stream the v2 connection consumes.
+#
+# Theory of operation. `V1Adapter.feed(direction, message)` takes one JSON-RPC object as seen on
+# the wire ("incoming" = Agent -> client, "outgoing" = client -> Agent) and returns the v2
+# JSON-RPC objects, with their directions, in the order the v2 connection must see them. It
+# does no I/O and never raises on bad input: what it cannot translate passes through unchanged
+# (the v2 side keeps it raw), with a diagnostic when the input broke a rule.
+#
+# What is synthesised, and where (section numbers of V1-TO-V2.md):
+#   - message ids for id-less chunks, grouped per session by one "open message" (section 4);
+#   - the user message of a prompt, inserted lazily at the first update after the request
+#     (echo adoption, or a `user_message` at any other update / the result), followed by a
+#     synthetic success response `{messageId}` and `state_update running` (section 5.2);
+#   - `state_update idle` from the v1 prompt result (consumed) or from an error after insertion
+#     (sections 5.3, 5.4); `requires_action` / `running` around permission requests (section 7);
+#   - `session/load` becomes `session/resume` with `replayFrom: start`; load and resume results
+#     are preceded by an `idle` snapshot (section 9);
+#   - the mode config option standing for v1 modes (section 6.2);
+#   - `terminal_update`s rebuilt from the client's answers to `terminal/*` calls (section 8).
+# Provenance is never written into `_meta` or any protocol field.
+"""The v1 adapter: a sans-IO transducer from an ACP v1 JSON-RPC stream to a v2 stream."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from . import _v1_translate as tr
+from ._diagnostics import Diagnostic, Severity
+from ._errors import LocalProtocolError
+from ._v1_detect import detect_v1
+
+__all__ = ["Direction", "V1Adapter", "detect_v1"]
+
+Direction = Literal["incoming", "outgoing"]
+"""``"incoming"``: Agent -> client; ``"outgoing"``: client -> Agent."""
+
+JSON = Any
+Message = dict[str, Any]
+Output = list[tuple[str, Message]]
+
+_ROLES = {"user_message_chunk": "user", "agent_message_chunk": "agent"}
+_ROLES["agent_thought_chunk"] = "thought"
+
+
+def _key(request_id: JSON) -> str:
+    """A hashable key for a JSON-RPC id (``1`` and ``"1"`` stay distinct)."""
+    return json.dumps(request_id, sort_keys=True)
+
+
+def _notification(method: str, params: JSON) -> Message:
+    return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+@dataclass
+class _Turn:
+    """One v1 `session/prompt` request, from the request to its answer."""
+
+    request_id: JSON
+    session_id: str
+    prompt: JSON
+    inserted: bool = False
+    cancel_sent: bool = False
+
+
+@dataclass
+class _Session:
+    """What the adapter remembers about one session."""
+
+    session_id: str
+    open: tuple[str, str] | None = None  # (role, v2 messageId) of the open message
+    minted: int = 0
+    agent_ids: set[str] = field(default_factory=set)
+    pending: _Turn | None = None  # prompt awaiting insertion
+    active: dict[str, _Turn] = field(default_factory=dict)  # inserted, not ended
+    state: str | None = None  # last foreground state the adapter emitted
+    replaying: bool = False
+    closed: bool = False
+    titles: dict[str, JSON] = field(default_factory=dict)  # known tool calls -> title
+    tool_meta: dict[str, JSON] = field(default_factory=dict)
+    compaction_meta: dict[str, JSON] = field(default_factory=dict)
+    info_meta: JSON = None
+    permissions: set[str] = field(default_factory=set)  # pending permission request keys
+    terminals: set[str] = field(default_factory=set)  # terminal ids with rebuilt data
+    agent_options: list[JSON] | None = None
+    modes: list[dict[str, JSON]] | None = None
+    mode_current: str | None = None
+
+
+class V1Adapter:
+    """Translate one ACP v1 JSON-RPC stream into the v2 stream the v2 connection expects.
+
+    Feed every message of the stream, in wire order, to :meth:`feed`; pass what it returns to
+    the v2 connection in order. One adapter serves one connection (or one log); it is
+    deterministic: the same input always yields the same output.
+
+    Args:
+        agent_only: the stream holds only Agent -> client traffic (degraded mode,
+            V1-TO-V2.md section 9): ``running`` is synthesised at a session's first message
+            chunk or tool-call update after its last ``idle``.
+        unstable: the draft v2 surface is enabled: a v1 prompt result's ``usage`` is copied
+            onto the synthesised ``idle`` update.
+
+    Attributes:
+        diagnostics: problems found in the v1 input, in the order found.
+        truncated_terminals: ``(sessionId, terminalId)`` pairs whose latest output snapshot
+            the client reported as truncated at source (v2 has no field for it).
+    """
+
+    def __init__(self, *, agent_only: bool = False, unstable: bool = False) -> None:
+        self.agent_only = agent_only
+        self.unstable = unstable
+        self.diagnostics: list[Diagnostic] = []
+        self.truncated_terminals: set[tuple[str, str]] = set()
+        self._sessions: dict[str, _Session] = {}
+        self._sent: dict[str, tuple[str, JSON]] = {}  # client requests: key -> (method, params)
+        self._received: dict[str, tuple[str, JSON]] = {}  # Agent requests awaiting answers
+        self._turns: dict[str, _Turn] = {}
+        self._line: int | None = None
+
+    # --- public surface -----------------------------------------------------------------
+
+    def feed(self, direction: str, message: Message, *, line: int | None = None) -> Output:
+        """Translate one v1 JSON-RPC object; return the v2 objects with their directions.
+
+        ``line`` (1-based log line) is stamped on the diagnostics this message causes.
+        Messages passed through unchanged are returned as the same objects.
+        """
+        if direction not in ("incoming", "outgoing"):
+            raise LocalProtocolError(
+                f"direction must be 'incoming' or 'outgoing', not {direction!r}"
+            )
+        self._line = line
+        raw: object = message  # callers may hand over anything decoded from a log line
+        if not isinstance(raw, dict):
+            self._diag("v1-message-invalid", "not a JSON-RPC object; passed through", "error")
+            return [(direction, message)]
+        if isinstance(message.get("method"), str):
+            if "id" in message:
+                return self._request(direction, message)
+            return self._notification(direction, message)
+        if "result" in message or "error" in message:
+            return self._response(direction, message)
+        return [(direction, message)]
+
+    def finish(self) -> Output:
+        """Flush at end of stream (nothing is held back today, so this returns ``[]``)."""
+        return []
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _diag(
+        self, code: str, text: str, severity: Severity = "warning", session_id: str | None = None
+    ) -> None:
+        self.diagnostics.append(
+            Diagnostic(
+                code=code, message=text, severity=severity, line=self._line, session_id=session_id
+            )
+        )
+
+    def _session(self, session_id: JSON) -> _Session | None:
+        if not isinstance(session_id, str):
+            return None
+        session = self._sessions.get(session_id)
+        if session is None:
+            session = self._sessions[session_id] = _Session(session_id)
+        return session
+
+    def _update(self, session: _Session, update: Message) -> tuple[str, Message]:
+        params = {"sessionId": session.session_id, "update": update}
+        return ("incoming", _notification("session/update", params))
+
+    def _state(self, session: _Session, state: str, **extra: JSON) -> tuple[str, Message]:
+        session.state = state
+        if state == "idle":
+            session.permissions.clear()
+        return self._update(session, {"sessionUpdate": "state_update", "state": state, **extra})
+
+    def _mint(self, session: _Session, role: str) -> str:
+        session.minted += 1
+        base = candidate = f"acp-v1:{role}:{session.minted}"
+        k = 1
+        while candidate in session.agent_ids:
+            k += 1
+            candidate = f"{base}:{k}"
+        return candidate
+
+    def _terminal_known(self, session: _Session) -> Callable[[str], bool]:
+        return session.terminals.__contains__
+
+    def _reporter(self, session: _Session) -> tr.Report:
+        def report(code: str, text: str, path: str) -> None:
+            self._diag(code, f"{text} (at `{path}`)", "warning", session.session_id)
+
+        return report
+
+    def _options(self, session: _Session) -> list[JSON]:
+        agent = session.agent_options or []
+        if session.mode_current is None or tr.has_real_mode_option(agent):
+            return list(agent)
+        return [*agent, tr.mode_option(session.mode_current, session.modes or [], agent)]
+
+    # --- prompt insertion (section 5) -----------------------------------------------------
+
+    def _insert(
+        self, session: _Session, echo: Message | None = None, envelope: Message | None = None
+    ) -> Output:
+        """Insert the pending prompt (section 5.2).
+
+        Emits the user message (or the adopted ``echo`` chunk, in its notification
+        ``envelope``), the synthetic acceptance, then ``running``.
+        """
+        turn = session.pending
+        assert turn is not None
+        session.pending = None
+        out: Output = []
+        if echo is not None:
+            message_id = echo.get("messageId")
+            if isinstance(message_id, str):
+                session.agent_ids.add(message_id)
+            else:
+                message_id = self._mint(session, "user")
+            session.open = ("user", message_id)
+            params = envelope["params"] if envelope is not None else {}
+            update = {**echo, "messageId": message_id}
+            notification = _notification("session/update", {**params, "update": update})
+            out.append(("incoming", {**(envelope or {}), **notification}))
+        else:
+            message_id = self._mint(session, "user")
+            session.open = None
+            content = turn.prompt if isinstance(turn.prompt, list) else []
+            update = {"sessionUpdate": "user_message", "messageId": message_id, "content": content}
+            out.append(self._update(session, update))
+        turn.inserted = True
+        session.active[_key(turn.request_id)] = turn
+        response = {"jsonrpc": "2.0", "id": turn.request_id, "result": {"messageId": message_id}}
+        out.append(("incoming", response))
+        out.append(self._state(session, "running"))
+        return out
+
+    def _end_turn(self, session: _Session, turn: _Turn) -> None:
+        session.active.pop(_key(turn.request_id), None)
+        session.open = None
+
+    # --- requests -----------------------------------------------------------------------
+
+    def _request(self, direction: str, message: Message) -> Output:
+        method: str = message["method"]
+        params = message.get("params")
+        params_dict = params if isinstance(params, dict) else {}
+        key = _key(message["id"])
+        if direction == "incoming":
+            self._received[key] = (method, params)
+            if method == "session/request_permission":
+                return self._permission(message, params_dict)
+            return [(direction, message)]
+        self._sent[key] = (method, params)
+        session = self._session(params_dict.get("sessionId"))
+        if method == "initialize" and isinstance(params, dict):
+            return [(direction, {**message, "params": tr.client_initialize_params(params)})]
+        if method == "session/prompt" and session is not None:
+            return self._prompt(session, message, params_dict)
+        if method in ("session/new", "session/load", "session/resume"):
+            fixed = tr.mcp_servers(params_dict)
+            if session is not None and method != "session/new":
+                session.open = None
+            if method == "session/load" and session is not None:
+                session.replaying = True
+                session.titles.clear()
+                session.tool_meta.clear()
+                session.compaction_meta.clear()
+                resume = {**fixed, "replayFrom": {"type": "start"}}
+                return [(direction, {**message, "method": "session/resume", "params": resume})]
+            if fixed is not params_dict:
+                return [(direction, {**message, "params": fixed})]
+        return [(direction, message)]
+
+    def _prompt(self, session: _Session, message: Message, params: dict[str, JSON]) -> Output:
+        out: Output = []
+        if session.pending is not None:
+            out.extend(self._insert(session))
+        session.open = None
+        turn = _Turn(message["id"], session.session_id, params.get("prompt"))
+        session.pending = turn
+        self._turns[_key(message["id"])] = turn
+        out.append(("outgoing", message))
+        return out
+
+    def _permission(self, message: Message, params: dict[str, JSON]) -> Output:
+        session = self._session(params.get("sessionId"))
+        if session is None:
+            self._diag("v1-permission-invalid", "permission request without sessionId", "error")
+            return [("incoming", message)]
+        out: Output = []
+        if session.pending is not None and not session.replaying:
+            out.extend(self._insert(session))
+        v2: dict[str, JSON] = {"sessionId": session.session_id}
+        tool = params.get("toolCall")
+        title: JSON = None
+        if isinstance(tool, dict):
+            tool = tr.strip_nulls(tool, self._terminal_known(session), self._reporter(session))
+            title = self._track_tool(session, tool, full=False)
+            v2["title"] = title if isinstance(title, str) else "Permission requested"
+            v2["subject"] = {"type": "tool_call", "toolCall": tool}
+        else:
+            self._diag("v1-permission-invalid", "permission request without toolCall", "warning")
+            v2["title"] = "Permission requested"
+        v2.update({k: v for k, v in params.items() if k not in ("sessionId", "toolCall")})
+        out.append(("incoming", {**message, "params": v2}))
+        if session.active and not session.replaying:
+            session.permissions.add(_key(message["id"]))
+            if session.state != "requires_action":
+                out.append(self._state(session, "requires_action"))
+        return out
+
+    def _track_tool(self, session: _Session, tool: dict[str, JSON], *, full: bool) -> JSON:
+        """Remember a tool call's title and `_meta`; set `_meta` on ``tool``; return the title."""
+        tool_id = tool.get("toolCallId")
+        if not isinstance(tool_id, str):
+            return tool.get("title")
+        stored = session.tool_meta.get(tool_id)
+        if full:
+            patch, session.tool_meta[tool_id] = tr.meta_replacement(
+                stored, tool.get("_meta", tr.MISSING), full=True
+            )
+            tool["_meta"] = patch
+        elif "_meta" in tool:
+            session.tool_meta[tool_id] = tr.meta_stored_after_patch(stored, tool["_meta"])
+        if isinstance(tool.get("title"), str):
+            session.titles[tool_id] = tool["title"]
+        else:
+            session.titles.setdefault(tool_id, None)
+        return session.titles[tool_id]
+
+    # --- notifications ------------------------------------------------------------------
+
+    def _notification(self, direction: str, message: Message) -> Output:
+        method: str = message["method"]
+        params = message.get("params")
+        params_dict = params if isinstance(params, dict) else {}
+        if direction == "outgoing":
+            if method == "session/cancel":
+                session = self._session(params_dict.get("sessionId"))
+                if session is not None:
+                    for turn in [session.pending, *session.active.values()]:
+                        if turn is not None:
+                            turn.cancel_sent = True
+            return [(direction, message)]
+        if method != "session/update":
+            return [(direction, message)]
+        session = self._session(params_dict.get("sessionId"))
+        update = params_dict.get("update")
+        if session is None or not isinstance(update, dict):
+            self._diag("v1-update-invalid", "session/update without sessionId or update", "error")
+            return [(direction, message)]
+        kind = update.get("sessionUpdate")
+        out: Output = []
+        if session.pending is not None and not session.replaying:
+            if kind == "user_message_chunk":
+                return self._insert(session, echo=update, envelope=message)
+            out.extend(self._insert(session))
+        if (
+            self.agent_only
+            and not session.replaying
+            and session.state in (None, "idle")
+            and (kind in _ROLES or kind in ("tool_call", "tool_call_update"))
+        ):
+            out.append(self._state(session, "running"))
+        translated = self._translate_update(session, update)
+        if translated is update:
+            out.append((direction, message))
+        elif translated is not None:
+            out.append(("incoming", {**message, "params": {**params_dict, "update": translated}}))
+        return out
+
+    def _translate_update(self, session: _Session, update: Message) -> Message | None:
+        """The v2 update for one v1 update (``update`` itself if unchanged, ``None`` if none)."""
+        kind = update.get("sessionUpdate")
+        known = self._terminal_known(session)
+        report = self._reporter(session)
+        if isinstance(kind, str) and kind in _ROLES:
+            return self._chunk(session, _ROLES[kind], update)
+        if kind == "tool_call":
+            session.open = None
+            tool = tr.tool_call_full(update, known, report)
+            self._track_tool(session, tool, full=True)
+            return tool
+        if kind == "tool_call_update":
+            if update.get("toolCallId") not in session.titles:
+                session.open = None
+            tool = tr.strip_nulls(update, known, report)
+            self._track_tool(session, tool, full=False)
+            return tool
+        if kind == "plan":
+            return tr.plan_update(update, report)
+        if kind == "available_commands_update":
+            return {**update, "availableCommands": tr.commands(update.get("availableCommands"))}
+        if kind == "current_mode_update":
+            mode = update.get("currentModeId", update.get("modeId"))
+            if not isinstance(mode, str):
+                self._diag("v1-mode-invalid", "current_mode_update without a mode id", "error")
+                return update
+            return self._set_mode(session, mode)
+        if kind == "config_option_update":
+            if not isinstance(update.get("configOptions"), list):
+                return update  # the v2 side rejects it, as it would a v2 one
+            session.agent_options = tr.config_options(update["configOptions"])
+            return {**update, "configOptions": self._options(session)}
+        if kind == "session_info_update":
+            patch, session.info_meta = tr.meta_replacement(
+                session.info_meta, update.get("_meta", tr.MISSING), full=False
+            )
+            return self._with_meta(update, patch)
+        if kind in ("compaction_update", "compaction_summary_chunk"):
+            compaction_id = update.get("compactionId")
+            if isinstance(compaction_id, str):
+                if compaction_id not in session.compaction_meta:
+                    session.open = None
+                    session.compaction_meta[compaction_id] = None
+                if kind == "compaction_update":
+                    patch, session.compaction_meta[compaction_id] = tr.meta_replacement(
+                        session.compaction_meta[compaction_id],
+                        update.get("_meta", tr.MISSING),
+                        full=False,
+                    )
+                    return self._with_meta(update, patch)
+        return update
+
+    @staticmethod
+    def _with_meta(update: Message, patch: JSON) -> Message:
+        if patch is tr.MISSING:
+            return update
+        return {**update, "_meta": patch}
+
+    def _chunk(self, session: _Session, role: str, update: Message) -> Message:
+        message_id = update.get("messageId")
+        if isinstance(message_id, str):
+            session.agent_ids.add(message_id)
+            session.open = (role, message_id)
+            return update
+        if message_id is not None:
+            self._diag(
+                "v1-message-id-invalid",
+                "non-string messageId ignored",
+                "warning",
+                session.session_id,
+            )
+        if session.open is not None and session.open[0] == role:
+            message_id = session.open[1]
+        else:
+            message_id = self._mint(session, role)
+            session.open = (role, message_id)
+        return {**update, "messageId": message_id}
+
+    def _set_mode(self, session: _Session, mode: str) -> Message | None:
+        """Record the current v1 mode; the `config_option_update` to emit, if any."""
+        session.mode_current = mode
+        modes = session.modes = session.modes if session.modes is not None else []
+        if not any(value.get("value") == mode for value in modes):
+            modes.append({"value": mode, "name": mode})
+        if tr.has_real_mode_option(session.agent_options or []):
+            return None
+        return {"sessionUpdate": "config_option_update", "configOptions": self._options(session)}
+
+    # --- responses ------------------------------------------------------------------------
+
+    def _response(self, direction: str, message: Message) -> Output:
+        key = _key(message.get("id"))
+        if direction == "outgoing":
+            method, params = self._received.pop(key, (None, None))
+            return self._answer(message, method, params if isinstance(params, dict) else {})
+        sent = self._sent.pop(key, None)
+        if sent is None:
+            return self._unmatched(message)
+        method, params = sent
+        params_dict = params if isinstance(params, dict) else {}
+        session = self._session(params_dict.get("sessionId"))
+        result = message.get("result")
+        ok = "error" not in message
+        if method == "session/prompt" and key in self._turns:
+            return self._prompt_answer(message, self._turns.pop(key))
+        if method == "initialize" and ok and isinstance(result, dict):
+            return [(direction, {**message, "result": tr.initialize_result(result)})]
+        if method == "session/new" and ok and isinstance(result, dict):
+            return [
+                (
+                    direction,
+                    {
+                        **message,
+                        "result": self._setup(self._session(result.get("sessionId")), result),
+                    },
+                )
+            ]
+        if method in ("session/load", "session/resume") and session is not None:
+            session.replaying = False
+            session.open = None
+            if not ok:
+                return [(direction, message)]
+            snapshot = self._state(session, "idle")
+            setup = self._setup(session, result if isinstance(result, dict) else {})
+            return [snapshot, (direction, {**message, "result": setup})]
+        if method == "session/set_mode" and ok and session is not None:
+            mode = params_dict.get("modeId")
+            update = self._set_mode(session, mode) if isinstance(mode, str) else None
+            if update is None:
+                return [(direction, message)]
+            return [(direction, message), self._update(session, update)]
+        if (
+            method == "session/set_config_option"
+            and session is not None
+            and isinstance(result, dict)
+            and isinstance(result.get("configOptions"), list)
+        ):
+            session.agent_options = tr.config_options(result["configOptions"])
+            fixed = {**result, "configOptions": self._options(session)}
+            return [(direction, {**message, "result": fixed})]
+        if method == "session/close" and session is not None:
+            error = message.get("error")
+            if ok or (isinstance(error, dict) and error.get("code") == -32002):
+                session.closed = True
+        return [(direction, message)]
+
+    def _setup(self, session: _Session | None, result: dict[str, JSON]) -> dict[str, JSON]:
+        """A v1 `session/new` / `load` / `resume` result in v2 shape (modes -> config option)."""
+        out = {k: v for k, v in result.items() if k != "modes"}
+        if "availableCommands" in out:
+            out["availableCommands"] = tr.commands(out["availableCommands"])
+        if session is None:
+            return out
+        modes = result.get("modes")
+        options = result.get("configOptions")
+        session.agent_options = tr.config_options(options)
+        modes = modes if isinstance(modes, dict) else {}
+        current = modes.get("currentModeId")
+        if isinstance(current, str):
+            session.modes = tr.modes_list(modes.get("availableModes"))
+            session.mode_current = current
+        else:
+            session.modes = session.mode_current = None
+        if isinstance(current, str) or isinstance(options, list):
+            out["configOptions"] = self._options(session)
+        return out
+
+    def _prompt_answer(self, message: Message, turn: _Turn) -> Output:
+        session = self._sessions[turn.session_id]
+        if "error" in message:
+            if not turn.inserted:
+                if session.pending is turn:
+                    session.pending = None
+                session.open = None
+                return [("incoming", message)]
+            self._end_turn(session, turn)
+            if turn.cancel_sent:
+                return [self._state(session, "idle", stopReason="cancelled")]
+            return [self._state(session, "idle", stopReason="error", error=message["error"])]
+        out: Output = []
+        if not turn.inserted and session.pending is turn:
+            out.extend(self._insert(session))
+        self._end_turn(session, turn)
+        out.append(self._idle_from_result(session, message.get("result")))
+        return out
+
+    def _idle_from_result(self, session: _Session, result: JSON) -> tuple[str, Message]:
+        extra: dict[str, JSON] = {}
+        result = result if isinstance(result, dict) else {}
+        if isinstance(result.get("stopReason"), str):
+            extra["stopReason"] = result["stopReason"]
+        else:
+            self._diag(
+                "v1-stop-reason-missing",
+                "prompt result without stopReason",
+                "warning",
+                session.session_id,
+            )
+        if self.unstable and "usage" in result:
+            extra["usage"] = result["usage"]
+        return self._state(session, "idle", **extra)
+
+    def _unmatched(self, message: Message) -> Output:
+        """An Agent response whose request is not in the stream (degraded mode, section 9).
+
+        A prompt result is attributed when exactly one session is open. A result that looks
+        like a `session/new` one is kept raw, but its modes and options are remembered so later
+        mode updates produce complete option lists.
+        """
+        result = message.get("result")
+        if not (isinstance(result, dict) and "stopReason" in result):
+            if isinstance(result, dict) and ("modes" in result or "configOptions" in result):
+                self._setup(self._session(result.get("sessionId")), result)
+            return [("incoming", message)]
+        open_sessions = [s for s in self._sessions.values() if not s.closed]
+        if len(open_sessions) != 1:
+            self._diag(
+                "v1-prompt-result-unattributed",
+                "prompt result without its request cannot be attributed to one session; kept raw",
+                "error",
+            )
+            return [("incoming", message)]
+        session = open_sessions[0]
+        session.open = None
+        return [self._idle_from_result(session, result)]
+
+    def _answer(self, message: Message, method: str | None, params: dict[str, JSON]) -> Output:
+        """The client's answer to an Agent request, plus what it synthesises."""
+        out: Output = [("outgoing", message)]
+        session = self._session(params.get("sessionId"))
+        result = message.get("result")
+        if session is None or method is None:
+            return out
+        if method == "session/request_permission":
+            session.permissions.discard(_key(message.get("id")))
+            if not session.permissions and session.state == "requires_action" and session.active:
+                out.append(self._state(session, "running"))
+            return out
+        if not isinstance(result, dict) or "error" in message:
+            return out
+        update, truncated = tr.terminal_update(method, params, result)
+        if update is None:
+            return out
+        pair = (session.session_id, update["terminalId"])
+        if truncated is True:
+            self.truncated_terminals.add(pair)
+        elif truncated is False:
+            self.truncated_terminals.discard(pair)
+        session.terminals.add(update["terminalId"])
+        out.append(self._update(session, update))
+        return out

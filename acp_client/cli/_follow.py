@@ -1,0 +1,81 @@
+"""``acp-client replay --follow``: keep reading a log that is still being written."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from acp_client._replay import Replayer
+from acp_client.logs import LogReader
+
+from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE
+
+__all__ = ["follow"]
+
+_POLL_SECONDS = 0.25
+_BLOCK = 1 << 16
+
+
+def follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int:
+    """Replay ``path`` and keep applying what is appended to it until Ctrl-C."""
+    from rich.console import Console
+    from rich.live import Live
+
+    from ._render import snapshot_renderable
+
+    reader = LogReader(
+        format=options["format"],
+        strict=options["strict"],
+        perspective=options["perspective"],
+        direction=options["direction"],
+        sides=options["sides"],
+    )
+    replayer = Replayer(protocol=options["protocol"], terminal_limit=options["terminal_limit"])
+    console = Console(markup=False, highlight=False, emoji=False)
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - kept open while following
+    except OSError as exc:
+        sys.stderr.write(f"acp-client replay: cannot read {path}: {exc.strerror or exc}\n")
+        return EXIT_UNREADABLE
+
+    def view() -> Any:
+        return snapshot_renderable(
+            replayer.snapshot(),
+            show_thoughts=not args.no_thoughts,
+            markdown=args.markdown,
+            last_entries=40,
+        )
+
+    status = EXIT_OK
+    try:
+        with handle, Live(view(), console=console, auto_refresh=False, transient=False) as live:
+            while not reader.done:
+                block = handle.read(_BLOCK)
+                if block:
+                    for item in reader.feed(block):
+                        _apply(replayer, item)
+                    continue
+                live.update(view(), refresh=True)
+                time.sleep(_POLL_SECONDS)
+    except KeyboardInterrupt:
+        pass
+    for item in reader.close():
+        _apply(replayer, item)
+    replayer.finish()
+    if reader.fatal:
+        status = EXIT_UNREADABLE
+    elif reader.stopped_early:
+        status = EXIT_STRICT
+    if args.json:
+        sys.stdout.write(json.dumps(replayer.snapshot(), ensure_ascii=False, indent=2) + "\n")
+    return status
+
+
+def _apply(replayer: Replayer, item: Any) -> None:
+    if getattr(item, "kind", None) is not None:
+        replayer.feed_record(item)
+    else:
+        replayer.diagnostics.append(item)

@@ -1,0 +1,242 @@
+"""``acp-client replay``: stored logs shown, exported as snapshots, or summarised."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from acp_client._replay import Replayer, ReplayResult, iter_kinds, replay_log
+
+from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, EXIT_USAGE
+
+__all__ = ["replay_command"]
+
+_FATAL_CODES = frozenset({"unsupported-compression", "gzip-error", "no-format-detected"})
+_PROGRESS_BYTES = 8 * 1024 * 1024
+
+
+def _example_log() -> bytes:
+    return (resources.files("acp_client") / "data" / "example.jsonl").read_bytes()
+
+
+def _expand(logs: list[str]) -> list[str]:
+    out: list[str] = []
+    for item in logs:
+        path = Path(item)
+        if item != "-" and path.is_dir():
+            out.extend(
+                str(p)
+                for p in sorted(path.rglob("*"))
+                if p.is_file() and not any(part.startswith(".") for part in p.parts[-1:])
+            )
+        else:
+            out.append(item)
+    return out
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "format": args.format,
+        "strict": args.strict,
+        "perspective": args.perspective,
+        "direction": args.direction,
+        "sides": dict(args.side) if args.side else None,
+        "protocol": args.protocol,
+        "terminal_limit": args.terminal_limit,
+    }
+
+
+def _status(result: ReplayResult) -> int:
+    if result.fatal:
+        return EXIT_UNREADABLE
+    if result.stopped_early:
+        return EXIT_STRICT
+    return EXIT_OK
+
+
+def _stats(result: ReplayResult, elapsed: float, size: int | None) -> dict[str, Any]:
+    replayer = result.replayer
+    conn = replayer.connection
+    sessions = conn.sessions.values()
+    updates = sum(replayer.update_kinds.values())
+    diag_codes: Counter[str] = Counter(f"{d.severity}:{d.code}" for d in result.diagnostics)
+    terminal_bytes = sum(len(t.output) for s in sessions for t in s.terminals.values())
+    out: dict[str, Any] = {
+        "format": result.format,
+        "protocol": replayer.version,
+        "records": replayer.messages + replayer.stderr_lines,
+        "messages": replayer.messages,
+        "stderrLines": replayer.stderr_lines,
+        "updates": updates,
+        "updateKinds": dict(iter_kinds(replayer.update_kinds)),
+        "sessions": len(conn.sessions),
+        "messagesInTimeline": sum(
+            1 for s in sessions for e in s.timeline if getattr(e, "entry", "") == "message"
+        ),
+        "toolCalls": sum(len(s.tool_calls) for s in sessions),
+        "terminals": sum(len(s.terminals) for s in sessions),
+        "plans": sum(len(s.plans) for s in sessions),
+        "compactions": sum(len(s.compactions) for s in sessions),
+        "terminalBytes": terminal_bytes,
+        "diagnostics": dict(sorted(diag_codes.items())),
+        "seconds": round(elapsed, 6),
+        "updatesPerSecond": round(updates / elapsed, 1) if elapsed > 0 else None,
+    }
+    if size is not None:
+        out["bytes"] = size
+        out["megabytesPerSecond"] = round(size / elapsed / 1e6, 3) if elapsed > 0 else None
+    return out
+
+
+def _replay_one(name: str, options: dict[str, Any], mode: str) -> tuple[str, int, Any]:
+    """Replay one log in this process; return (name, exit status, payload)."""
+    source: Any = _example_log() if name == "" else name
+    size = None
+    if isinstance(source, str) and source != "-":
+        try:
+            size = os.path.getsize(source)
+        except OSError as exc:
+            return name, EXIT_UNREADABLE, f"cannot read {name}: {exc.strerror or exc}"
+    elif isinstance(source, bytes):
+        size = len(source)
+    progress = None
+    if mode != "quiet" and size is not None and size > _PROGRESS_BYTES and sys.stderr.isatty():
+        progress = _progress_printer(name)
+    start = time.perf_counter()
+    try:
+        result = replay_log(source, progress=progress, **options)
+    except OSError as exc:
+        return name, EXIT_UNREADABLE, f"cannot read {name}: {exc.strerror or exc}"
+    elapsed = time.perf_counter() - start
+    if progress is not None:
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+    if mode == "stats":
+        return name, _status(result), _stats(result, elapsed, size)
+    return name, _status(result), result.snapshot()
+
+
+def _progress_printer(name: str) -> Any:
+    label = name if len(name) < 40 else "..." + name[-37:]
+    safe = "".join(ch if ch.isprintable() else "?" for ch in label)
+
+    def report(count: int) -> None:
+        sys.stderr.write(f"\rreplaying {safe}: {count:,} records")
+        sys.stderr.flush()
+
+    return report
+
+
+def _print_stats(name: str, stats: dict[str, Any], console: Any) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from ._sanitize import sanitize_text
+
+    table = Table(title=Text(sanitize_text(name or "example log")), show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    for key, value in stats.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{sanitize_text(str(k))} {v}" for k, v in value.items()) or "-"
+        table.add_row(key, Text(str(value)))
+    console.print(table)
+
+
+def _fatal_message(payload: Any) -> str | None:
+    if isinstance(payload, dict):
+        for diag in payload.get("diagnostics", ()):
+            if diag.get("code") in _FATAL_CODES:
+                return f"{diag.get('code')}: {diag.get('message')}"
+    return None
+
+
+def replay_command(args: argparse.Namespace) -> int:
+    """Run ``acp-client replay`` with parsed arguments; return the exit status."""
+    logs = _expand(args.logs) if args.logs else [""]
+    if not logs:
+        sys.stderr.write("acp-client replay: no log files found\n")
+        return EXIT_UNREADABLE
+    options = _options(args)
+    if args.follow:
+        if len(logs) != 1 or logs[0] in ("", "-"):
+            sys.stderr.write("acp-client replay: --follow takes exactly one log file\n")
+            return EXIT_USAGE
+        from ._follow import follow
+
+        return follow(logs[0], args, options)
+    mode = "stats" if args.stats else ("json" if args.json else "render")
+    jobs = max(1, args.jobs)
+    results: list[tuple[str, int, Any]]
+    if jobs > 1 and len(logs) > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = list(
+                pool.map(_replay_one, logs, [options] * len(logs), ["quiet"] * len(logs))
+            )
+    else:
+        results = [_replay_one(name, options, mode) for name in logs]
+    return _output(results, args, mode)
+
+
+def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode: str) -> int:
+    worst = EXIT_OK
+    many = len(results) > 1
+    console = None
+    if mode != "json" or any(isinstance(p, str) for _, _, p in results):
+        from rich.console import Console
+
+        console = Console(markup=False, highlight=False, emoji=False)
+    for name, status, payload in results:
+        worst = max(worst, status)
+        if isinstance(payload, str):
+            sys.stderr.write(f"acp-client replay: {_safe(payload)}\n")
+            continue
+        fatal = _fatal_message(payload)
+        if fatal and status == EXIT_UNREADABLE:
+            sys.stderr.write(f"acp-client replay: {_safe(name or 'example')}: {_safe(fatal)}\n")
+        if mode == "json":
+            if many:
+                line = {"file": name, **payload}
+                sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+            else:
+                sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        elif mode == "stats":
+            if args.json:
+                sys.stdout.write(json.dumps({"file": name, **payload}) + "\n")
+            else:
+                _print_stats(name, payload, console)
+        else:
+            from ._render import render_snapshot
+
+            assert console is not None
+            if many:
+                console.rule(_safe(name))
+            render_snapshot(
+                payload,
+                console,
+                show_thoughts=not args.no_thoughts,
+                markdown=args.markdown,
+            )
+    sys.stdout.flush()
+    return worst
+
+
+def _safe(text: str) -> str:
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
+
+
+def replay_stream(replayer: Replayer, records: Any) -> None:
+    """Feed records into a replayer (used by ``--follow``)."""
+    for item in records:
+        if getattr(item, "kind", None) is not None:
+            replayer.feed_record(item)
+        else:
+            replayer.diagnostics.append(item)

@@ -1,0 +1,1728 @@
+"""Tests of the v1 -> v2 adapter (V1-TO-V2.md)."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from acp_client._v1 import V1Adapter, detect_v1
+from acp_client._v1_gitpatch import git_patch
+
+Msg = dict[str, Any]
+Out = list[tuple[str, Msg]]
+
+S1 = "s1"
+TEXT = {"type": "text", "text": "hi"}
+
+
+def up(update: Msg, sid: str = S1) -> Msg:
+    return {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": sid, "update": update},
+    }
+
+
+def v2up(update: Msg, sid: str = S1) -> tuple[str, Msg]:
+    return ("incoming", up(update, sid))
+
+
+def state(name: str, sid: str = S1, **extra: Any) -> tuple[str, Msg]:
+    return v2up({"sessionUpdate": "state_update", "state": name, **extra}, sid)
+
+
+def req(id_: Any, method: str, params: Any) -> Msg:
+    return {"jsonrpc": "2.0", "id": id_, "method": method, "params": params}
+
+
+def res(id_: Any, result: Any) -> Msg:
+    return {"jsonrpc": "2.0", "id": id_, "result": result}
+
+
+def err(id_: Any, code: int = -32603, message: str = "boom") -> Msg:
+    return {"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": message}}
+
+
+def prompt(id_: Any = 7, sid: str = S1, text: str = "Fix the test") -> Msg:
+    return req(
+        id_, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}
+    )
+
+
+def chunk(role: str, text: str = "x", message_id: str | None = None, sid: str = S1) -> Msg:
+    update: Msg = {"sessionUpdate": f"{role}_chunk", "content": {"type": "text", "text": text}}
+    if message_id is not None:
+        update["messageId"] = message_id
+    return up(update, sid)
+
+
+def run(stream: list[tuple[str, Msg]], adapter: V1Adapter | None = None) -> Out:
+    adapter = adapter or V1Adapter()
+    out: Out = []
+    for direction, message in stream:
+        out.extend(adapter.feed(direction, message))
+    out.extend(adapter.finish())
+    return out
+
+
+def updates(out: Out) -> list[Msg]:
+    return [
+        m["params"]["update"]
+        for d, m in out
+        if d == "incoming" and m.get("method") == "session/update"
+    ]
+
+
+def chunk_ids(out: Out) -> list[str]:
+    return [u["messageId"] for u in updates(out) if u["sessionUpdate"].endswith("_chunk")]
+
+
+def inc(message: Msg) -> tuple[str, Msg]:
+    return ("incoming", message)
+
+
+def outg(message: Msg) -> tuple[str, Msg]:
+    return ("outgoing", message)
+
+
+# --- section 10: the worked example -----------------------------------------------------------
+
+
+def test_worked_example_exact_output() -> None:
+    entries = [{"content": "Read", "priority": "high", "status": "completed"}]
+    options = [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}]
+    answer = res(3, {"outcome": {"outcome": "selected", "optionId": "allow"}})
+    stream = [
+        outg(prompt(7)),
+        inc(chunk("agent_thought", "Looking…")),
+        inc(chunk("agent_message", "I'll read")),
+        inc(chunk("agent_message", " the file.")),
+        inc(
+            up(
+                {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": "c1",
+                    "title": "Read main.py",
+                    "kind": "read",
+                }
+            )
+        ),
+        inc(
+            req(
+                3,
+                "session/request_permission",
+                {"sessionId": S1, "toolCall": {"toolCallId": "c1"}, "options": options},
+            )
+        ),
+        outg(answer),
+        inc(
+            up(
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": "c1",
+                    "status": "completed",
+                    "title": None,
+                }
+            )
+        ),
+        inc(up({"sessionUpdate": "plan", "entries": entries})),
+        inc(chunk("agent_message", "Done.")),
+        inc(res(7, {"stopReason": "end_turn"})),
+    ]
+
+    def text(t: str) -> Msg:
+        return {"type": "text", "text": t}
+
+    expected: Out = [
+        outg(prompt(7)),
+        v2up(
+            {
+                "sessionUpdate": "user_message",
+                "messageId": "acp-v1:user:1",
+                "content": [text("Fix the test")],
+            }
+        ),
+        inc(res(7, {"messageId": "acp-v1:user:1"})),
+        state("running"),
+        v2up(
+            {
+                "sessionUpdate": "agent_thought_chunk",
+                "content": text("Looking…"),
+                "messageId": "acp-v1:thought:2",
+            }
+        ),
+        v2up(
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "content": text("I'll read"),
+                "messageId": "acp-v1:agent:3",
+            }
+        ),
+        v2up(
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "content": text(" the file."),
+                "messageId": "acp-v1:agent:3",
+            }
+        ),
+        v2up(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "c1",
+                "title": "Read main.py",
+                "name": None,
+                "kind": "read",
+                "status": "pending",
+                "content": [],
+                "locations": [],
+                "rawInput": None,
+                "rawOutput": None,
+                "_meta": None,
+            }
+        ),
+        inc(
+            req(
+                3,
+                "session/request_permission",
+                {
+                    "sessionId": S1,
+                    "title": "Read main.py",
+                    "subject": {"type": "tool_call", "toolCall": {"toolCallId": "c1"}},
+                    "options": options,
+                },
+            )
+        ),
+        state("requires_action"),
+        outg(answer),
+        state("running"),
+        v2up({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}),
+        v2up(
+            {
+                "sessionUpdate": "plan_update",
+                "plan": {"type": "items", "planId": "main", "entries": entries},
+            }
+        ),
+        v2up(
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "content": text("Done."),
+                "messageId": "acp-v1:agent:4",
+            }
+        ),
+        state("idle", stopReason="end_turn"),
+    ]
+    adapter = V1Adapter()
+    assert run(stream, adapter) == expected
+    assert adapter.diagnostics == []
+
+
+# --- section 3.1: methods and responses ------------------------------------------------------
+
+
+def test_initialize_translated_to_v2_shape() -> None:
+    request = req(
+        0,
+        "initialize",
+        {
+            "protocolVersion": 1,
+            "clientInfo": {"name": "c", "version": "1"},
+            "clientCapabilities": {
+                "fs": {"readTextFile": True},
+                "terminal": True,
+                "auth": {"terminal": True},
+            },
+        },
+    )
+    result = {
+        "protocolVersion": 1,
+        "agentInfo": {"name": "a", "version": "2"},
+        "authMethods": [],
+        "agentCapabilities": {
+            "loadSession": True,
+            "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+            "mcpCapabilities": {"http": True, "sse": True},
+            "sessionCapabilities": {"delete": {}, "resume": {}},
+        },
+    }
+    out = run([outg(request), inc(res(0, result))])
+    assert out[0] == outg(
+        req(
+            0,
+            "initialize",
+            {
+                "protocolVersion": 1,
+                "info": {"name": "c", "version": "1"},
+                "capabilities": {"auth": {"terminal": {}}},
+            },
+        )
+    )
+    assert out[1] == inc(
+        res(
+            0,
+            {
+                "protocolVersion": 1,
+                "info": {"name": "a", "version": "2"},
+                "authMethods": [],
+                "capabilities": {
+                    "session": {
+                        "prompt": {"image": {}, "embeddedContext": {}},
+                        "mcp": {"stdio": {}, "http": {}},
+                        "delete": {},
+                    }
+                },
+            },
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "stream",
+    [
+        [outg(req(1, "authenticate", {"methodId": "x"})), inc(res(1, {}))],
+        [outg(req(1, "logout", {})), inc(res(1, {}))],
+        [
+            outg(req(1, "session/list", {})),
+            inc(res(1, {"sessions": [{"sessionId": "a", "cwd": "/"}]})),
+        ],
+        [outg(req(1, "session/delete", {"sessionId": S1})), inc(res(1, {}))],
+        [
+            inc(req(1, "fs/read_text_file", {"sessionId": S1, "path": "/a"})),
+            outg(res(1, {"content": "x"})),
+        ],
+        [
+            inc(req(1, "fs/write_text_file", {"sessionId": S1, "path": "/a", "content": "x"})),
+            outg(res(1, None)),
+        ],
+        [outg({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}})],
+        [outg(req(1, "_x/thing", {"a": 1})), inc(res(1, {"b": 2}))],
+        [inc({"jsonrpc": "2.0", "method": "_x/note", "params": {}})],
+        [outg({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": S1}})],
+        [inc(res(99, {"whatever": 1}))],
+    ],
+)
+def test_pass_through_unchanged(stream: list[tuple[str, Msg]]) -> None:
+    out = run(stream)
+    assert len(out) == len(stream)
+    for (d1, m1), (d2, m2) in zip(out, stream, strict=True):
+        assert d1 == d2 and m1 is m2
+
+
+def test_session_new_result_translated_with_mode_option() -> None:
+    result = {
+        "sessionId": S1,
+        "modes": {
+            "currentModeId": "ask",
+            "availableModes": [
+                {"id": "ask", "name": "Ask", "description": "asks first"},
+                {"id": "code", "name": "Code"},
+            ],
+        },
+        "configOptions": [
+            {
+                "id": "model",
+                "name": "Model",
+                "type": "select",
+                "currentValue": "m1",
+                "options": [
+                    {"group": "g", "name": "G", "options": [{"value": "m1", "name": "M1"}]}
+                ],
+            }
+        ],
+    }
+    out = run([outg(req(1, "session/new", {"cwd": "/w", "mcpServers": []})), inc(res(1, result))])
+    assert out[1] == inc(
+        res(
+            1,
+            {
+                "sessionId": S1,
+                "configOptions": [
+                    {
+                        "configId": "model",
+                        "name": "Model",
+                        "type": "select",
+                        "currentValue": "m1",
+                        "options": [
+                            {
+                                "groupId": "g",
+                                "name": "G",
+                                "options": [{"value": "m1", "name": "M1"}],
+                            }
+                        ],
+                    },
+                    {
+                        "configId": "mode",
+                        "name": "Mode",
+                        "category": "mode",
+                        "type": "select",
+                        "currentValue": "ask",
+                        "options": [
+                            {"value": "ask", "name": "Ask", "description": "asks first"},
+                            {"value": "code", "name": "Code"},
+                        ],
+                    },
+                ],
+            },
+        )
+    )
+
+
+def test_stdio_mcp_servers_gain_type() -> None:
+    servers = [
+        {"name": "s", "command": "/s", "args": [], "env": []},
+        {"type": "http", "name": "h", "url": "u"},
+    ]
+    out = run([outg(req(1, "session/new", {"cwd": "/w", "mcpServers": servers}))])
+    assert out[0][1]["params"]["mcpServers"] == [{"type": "stdio", **servers[0]}, servers[1]]
+
+
+def test_session_new_plain_result_keeps_shape() -> None:
+    out = run([outg(req(1, "session/new", {"cwd": "/w"})), inc(res(1, {"sessionId": S1}))])
+    assert out[1] == inc(res(1, {"sessionId": S1}))
+
+
+def test_config_option_v2_names_are_kept() -> None:
+    option = {"configId": "x", "name": "X", "type": "boolean", "currentValue": True}
+    out = run([inc(up({"sessionUpdate": "config_option_update", "configOptions": [option]}))])
+    assert updates(out) == [{"sessionUpdate": "config_option_update", "configOptions": [option]}]
+
+
+def test_set_config_option_result_translated_and_mode_reappended() -> None:
+    new = {
+        "sessionId": S1,
+        "modes": {"currentModeId": "a", "availableModes": [{"id": "a", "name": "A"}]},
+    }
+    stream = [
+        outg(req(1, "session/new", {"cwd": "/w"})),
+        inc(res(1, new)),
+        outg(req(2, "session/set_config_option", {"sessionId": S1, "configId": "m", "value": "v"})),
+        inc(
+            res(
+                2,
+                {
+                    "configOptions": [
+                        {"id": "m", "name": "M", "type": "boolean", "currentValue": False}
+                    ]
+                },
+            )
+        ),
+    ]
+    out = run(stream)
+    assert out[-1] == inc(
+        res(
+            2,
+            {
+                "configOptions": [
+                    {"configId": "m", "name": "M", "type": "boolean", "currentValue": False},
+                    {
+                        "configId": "mode",
+                        "name": "Mode",
+                        "category": "mode",
+                        "type": "select",
+                        "currentValue": "a",
+                        "options": [{"value": "a", "name": "A"}],
+                    },
+                ]
+            },
+        )
+    )
+
+
+# --- section 3.2: session/update variants -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        {"sessionUpdate": "usage_update", "used": 1, "size": 2},
+        {"sessionUpdate": "notice", "severity": "info", "title": "t"},
+        {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "p", "entries": []}},
+        {"sessionUpdate": "plan_removed", "planId": "p"},
+        {"sessionUpdate": "subagent_update", "x": 1},
+        {"sessionUpdate": "session_message", "x": 1},
+        {"sessionUpdate": "session_message_chunk", "x": 1},
+        {"sessionUpdate": "_custom", "x": 1},
+        {"sessionUpdate": "compaction_summary_chunk", "compactionId": "k", "content": TEXT},
+    ],
+)
+def test_updates_passed_through(update: Msg) -> None:
+    message = up(update)
+    out = run([inc(message)])
+    assert out == [inc(message)] and out[0][1] is message
+
+
+def test_chunk_with_id_used_verbatim_and_roles_have_own_id_space() -> None:
+    out = run(
+        [inc(chunk("agent_thought", message_id="m1")), inc(chunk("agent_message", message_id="m1"))]
+    )
+    assert [(u["sessionUpdate"], u["messageId"]) for u in updates(out)] == [
+        ("agent_thought_chunk", "m1"),
+        ("agent_message_chunk", "m1"),
+    ]
+
+
+def test_tool_call_full_and_repeated_replaces_meta() -> None:
+    first = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "c",
+        "title": "T",
+        "name": "read_file",
+        "kind": "read",
+        "status": "in_progress",
+        "rawInput": {"p": 1},
+        "_meta": {"a": 1, "b": 2},
+        "locations": [{"path": "/a", "line": 0}, {"path": "/b", "line": 3}],
+    }
+    second = {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "T2", "_meta": {"b": 3}}
+    third = {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "T3"}
+    out = updates(run([inc(up(first)), inc(up(second)), inc(up(third))]))
+    assert out[0] == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c",
+        "title": "T",
+        "name": "read_file",
+        "kind": "read",
+        "status": "in_progress",
+        "content": [],
+        "locations": [{"path": "/a"}, {"path": "/b", "line": 3}],
+        "rawInput": {"p": 1},
+        "rawOutput": None,
+        "_meta": {"a": 1, "b": 2},
+    }
+    assert out[1]["_meta"] == {"a": None, "b": 3}
+    assert out[1]["kind"] == "other" and out[1]["status"] == "pending" and out[1]["name"] is None
+    assert out[2]["_meta"] is None
+
+
+def test_tool_call_update_nulls_removed_empty_lists_kept() -> None:
+    update = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c",
+        "title": None,
+        "kind": None,
+        "status": None,
+        "content": [],
+        "locations": [],
+        "rawOutput": None,
+        "_meta": None,
+    }
+    assert updates(run([inc(up(update))])) == [
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c", "content": [], "locations": []}
+    ]
+
+
+def test_tool_call_update_meta_is_a_patch() -> None:
+    update = {"sessionUpdate": "tool_call_update", "toolCallId": "c", "_meta": {"k": 1}}
+    assert updates(run([inc(up(update))]))[0]["_meta"] == {"k": 1}
+
+
+def test_plan_meta_on_content() -> None:
+    out = updates(run([inc(up({"sessionUpdate": "plan", "entries": [], "_meta": {"m": 1}}))]))
+    assert out == [
+        {
+            "sessionUpdate": "plan_update",
+            "plan": {"type": "items", "planId": "main", "entries": [], "_meta": {"m": 1}},
+        }
+    ]
+
+
+def test_commands_gain_types() -> None:
+    update = {
+        "sessionUpdate": "available_commands_update",
+        "availableCommands": [
+            {"name": "web", "description": "search", "input": {"hint": "query"}},
+            {"name": "plain", "description": "p", "input": None},
+            {
+                "name": "v2",
+                "description": "d",
+                "type": "command",
+                "input": {"type": "text", "hint": "h"},
+            },
+        ],
+    }
+    assert updates(run([inc(up(update))]))[0]["availableCommands"] == [
+        {
+            "name": "web",
+            "description": "search",
+            "input": {"type": "text", "hint": "query"},
+            "type": "command",
+        },
+        {"name": "plain", "description": "p", "input": None, "type": "command"},
+        {
+            "name": "v2",
+            "description": "d",
+            "type": "command",
+            "input": {"type": "text", "hint": "h"},
+        },
+    ]
+
+
+def test_session_info_meta_replacement_patch() -> None:
+    stream = [
+        inc(up({"sessionUpdate": "session_info_update", "title": "a", "_meta": {"x": 1, "y": 2}})),
+        inc(up({"sessionUpdate": "session_info_update", "title": "b"})),
+        inc(up({"sessionUpdate": "session_info_update", "_meta": {"y": 3}})),
+        inc(up({"sessionUpdate": "session_info_update", "_meta": None})),
+    ]
+    out = updates(run(stream))
+    assert out[0] == {
+        "sessionUpdate": "session_info_update",
+        "title": "a",
+        "_meta": {"x": 1, "y": 2},
+    }
+    assert out[1] == {"sessionUpdate": "session_info_update", "title": "b"}
+    assert out[2]["_meta"] == {"y": 3, "x": None}
+    assert out[3]["_meta"] is None
+
+
+def test_compaction_meta_replacement_patch() -> None:
+    def comp(meta: Any) -> tuple[str, Msg]:
+        return inc(
+            up(
+                {
+                    "sessionUpdate": "compaction_update",
+                    "compactionId": "k",
+                    "status": "completed",
+                    "_meta": meta,
+                }
+            )
+        )
+
+    out = updates(run([comp({"a": 1}), comp({"b": 1})]))
+    assert out[1]["_meta"] == {"b": 1, "a": None}
+
+
+# --- section 3.4: tool-call content ---------------------------------------------------------
+
+
+def tool_with(content: list[Any]) -> tuple[str, Msg]:
+    return inc(up({"sessionUpdate": "tool_call_update", "toolCallId": "c", "content": content}))
+
+
+def test_diff_modify_add_delete() -> None:
+    content = [
+        {
+            "type": "diff",
+            "path": "/r/m.py",
+            "oldText": "a\nb\n",
+            "newText": "a\nc\n",
+            "_meta": {"q": 1},
+        },
+        {"type": "diff", "path": "/r/n.py", "newText": "x\n"},
+        {"type": "diff", "path": "/r/n2.py", "oldText": None, "newText": "x\n"},
+        {"type": "diff", "path": "/r/d.py", "oldText": "gone\n", "newText": "", "deleted": True},
+        {"type": "diff", "path": "rel.py", "oldText": "a", "newText": "b"},
+        {"type": "diff", "path": "/r/same.py", "oldText": "a", "newText": "a"},
+    ]
+    items = updates(run([tool_with(content)]))[0]["content"]
+    assert items[0] == {
+        "type": "diff",
+        "changes": [{"operation": "modify", "path": "/r/m.py", "fileType": "text"}],
+        "patch": {
+            "format": "git_patch",
+            "text": "diff --git /r/m.py /r/m.py\n--- /r/m.py\n+++ /r/m.py\n"
+            "@@ -1,2 +1,2 @@\n a\n-b\n+c\n",
+        },
+        "_meta": {"q": 1},
+    }
+    assert items[1] == {
+        "type": "diff",
+        "changes": [{"operation": "add", "path": "/r/n.py", "fileType": "text"}],
+        "patch": {
+            "format": "git_patch",
+            "text": "diff --git /r/n.py /r/n.py\nnew file mode 100644\n"
+            "--- /dev/null\n+++ /r/n.py\n@@ -0,0 +1 @@\n+x\n",
+        },
+    }
+    assert items[2]["changes"][0]["operation"] == "add"
+    assert items[3] == {
+        "type": "diff",
+        "changes": [{"operation": "delete", "path": "/r/d.py", "fileType": "text"}],
+        "patch": {
+            "format": "git_patch",
+            "text": "diff --git /r/d.py /r/d.py\ndeleted file mode 100644\n"
+            "--- /r/d.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\n",
+        },
+    }
+    assert items[4] == {
+        "type": "diff",
+        "changes": [{"operation": "modify", "path": "rel.py", "fileType": "text"}],
+    }
+    assert "patch" not in items[5]
+
+
+def test_malformed_content_items_dropped_custom_kept() -> None:
+    content = [
+        {"type": "content", "content": TEXT},
+        {"type": "diff", "path": "/a"},
+        {"type": "content"},
+        "junk",
+        {"type": "_custom", "x": 1},
+        {"type": "terminal"},
+    ]
+    adapter = V1Adapter()
+    items = updates(run([tool_with(content)], adapter))[0]["content"]
+    assert items == [{"type": "content", "content": TEXT}, {"type": "_custom", "x": 1}]
+    assert [d.code for d in adapter.diagnostics] == ["v1-tool-content-malformed"] * 4
+
+
+def test_git_patch_details() -> None:
+    assert git_patch("/f", "a\nb", "a\nc", "modify") == (
+        "diff --git /f /f\n--- /f\n+++ /f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n"
+        "+c\n\\ No newline at end of file\n"
+    )
+    assert git_patch("/e", "", "", "add") == "diff --git /e /e\nnew file mode 100644\n"
+    assert git_patch("/x y/é", "", "1\n", "add") == (
+        'diff --git "/x y/\\303\\251" "/x y/\\303\\251"\nnew file mode 100644\n'
+        '--- /dev/null\n+++ "/x y/\\303\\251"\t\n@@ -0,0 +1 @@\n+1\n'
+    )
+    assert git_patch("/f", "same", "same", "modify") is None
+
+
+# --- section 4: message ids -------------------------------------------------------------------
+
+
+CLOSING: list[tuple[str, list[tuple[str, Msg]]]] = [
+    ("other role", [inc(chunk("agent_thought"))]),
+    ("explicit id", [inc(chunk("agent_message", message_id="explicit"))]),
+    ("tool_call", [inc(up({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "T"}))]),
+    ("new tool_call_update", [inc(up({"sessionUpdate": "tool_call_update", "toolCallId": "new"}))]),
+    ("prompt", [outg(prompt(50))]),
+    ("prompt result", [outg(prompt(50)), inc(res(50, {"stopReason": "end_turn"}))]),
+    ("prompt error", [outg(prompt(50)), inc(err(50))]),
+    ("load", [outg(req(60, "session/load", {"sessionId": S1, "cwd": "/", "mcpServers": []}))]),
+    (
+        "load result",
+        [
+            outg(req(60, "session/load", {"sessionId": S1, "cwd": "/", "mcpServers": []})),
+            inc(res(60, None)),
+        ],
+    ),
+    ("resume", [outg(req(60, "session/resume", {"sessionId": S1, "cwd": "/"}))]),
+    (
+        "new compaction",
+        [
+            inc(
+                up(
+                    {
+                        "sessionUpdate": "compaction_update",
+                        "compactionId": "k",
+                        "status": "in_progress",
+                    }
+                )
+            )
+        ],
+    ),
+    (
+        "new compaction chunk",
+        [
+            inc(
+                up(
+                    {
+                        "sessionUpdate": "compaction_summary_chunk",
+                        "compactionId": "k",
+                        "content": TEXT,
+                    }
+                )
+            )
+        ],
+    ),
+]
+
+NON_CLOSING: list[tuple[str, list[tuple[str, Msg]]]] = [
+    (
+        "known tool_call_update",
+        [
+            inc(
+                up(
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": "known",
+                        "status": "completed",
+                    }
+                )
+            )
+        ],
+    ),
+    ("plan", [inc(up({"sessionUpdate": "plan", "entries": []}))]),
+    (
+        "commands",
+        [inc(up({"sessionUpdate": "available_commands_update", "availableCommands": []}))],
+    ),
+    ("mode", [inc(up({"sessionUpdate": "current_mode_update", "currentModeId": "a"}))]),
+    ("config", [inc(up({"sessionUpdate": "config_option_update", "configOptions": []}))]),
+    ("info", [inc(up({"sessionUpdate": "session_info_update", "title": "t"}))]),
+    ("usage", [inc(up({"sessionUpdate": "usage_update", "used": 1, "size": 2}))]),
+    (
+        "permission",
+        [
+            inc(
+                req(
+                    70,
+                    "session/request_permission",
+                    {"sessionId": S1, "toolCall": {"toolCallId": "p"}, "options": []},
+                )
+            ),
+            outg(res(70, {"outcome": {"outcome": "cancelled"}})),
+        ],
+    ),
+    ("cancel", [outg({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": S1}})]),
+    ("notice", [inc(up({"sessionUpdate": "notice", "severity": "info", "title": "n"}))]),
+    ("unknown", [inc(up({"sessionUpdate": "_x"}))]),
+    (
+        "known compaction",
+        [
+            inc(
+                up(
+                    {
+                        "sessionUpdate": "compaction_update",
+                        "compactionId": "old",
+                        "status": "completed",
+                    }
+                )
+            )
+        ],
+    ),
+]
+
+PRELUDE = [
+    inc(up({"sessionUpdate": "tool_call", "toolCallId": "known", "title": "K"})),
+    inc(up({"sessionUpdate": "compaction_update", "compactionId": "old", "status": "in_progress"})),
+]
+
+
+def _agent_ids(events: list[tuple[str, Msg]]) -> list[str]:
+    out = run([*PRELUDE, inc(chunk("agent_message")), *events, inc(chunk("agent_message"))])
+    return [u["messageId"] for u in updates(out) if u["sessionUpdate"] == "agent_message_chunk"]
+
+
+@pytest.mark.parametrize(("name", "events"), CLOSING, ids=[c[0] for c in CLOSING])
+def test_closing_events(name: str, events: list[tuple[str, Msg]]) -> None:
+    ids = _agent_ids(events)
+    assert ids[0] == "acp-v1:agent:1" and ids[-1] != ids[0]
+
+
+@pytest.mark.parametrize(("name", "events"), NON_CLOSING, ids=[c[0] for c in NON_CLOSING])
+def test_non_closing_events(name: str, events: list[tuple[str, Msg]]) -> None:
+    ids = _agent_ids(events)
+    assert ids == ["acp-v1:agent:1", "acp-v1:agent:1"]
+
+
+def test_grouping_rule_example() -> None:
+    stream = [
+        inc(chunk("agent_thought")),
+        inc(chunk("agent_thought")),
+        inc(chunk("agent_message")),
+        inc(chunk("agent_message")),
+        inc(up({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "T"})),
+        inc(chunk("agent_message")),
+    ]
+    assert chunk_ids(run(stream)) == [
+        "acp-v1:thought:1",
+        "acp-v1:thought:1",
+        "acp-v1:agent:2",
+        "acp-v1:agent:2",
+        "acp-v1:agent:3",
+    ]
+
+
+def test_explicit_id_chunk_opens_message_for_idless_followers() -> None:
+    stream = [
+        inc(chunk("agent_message")),
+        inc(chunk("agent_message", message_id="m9")),
+        inc(chunk("agent_message")),
+    ]
+    assert chunk_ids(run(stream)) == ["acp-v1:agent:1", "m9", "m9"]
+
+
+def test_minted_id_collision_gets_suffix() -> None:
+    stream = [
+        inc(chunk("agent_message", message_id="acp-v1:thought:1")),
+        inc(chunk("agent_thought")),
+        inc(chunk("agent_message", message_id="acp-v1:agent:2:2")),
+        inc(chunk("agent_message", "y", "z")),
+        inc(chunk("agent_thought")),
+        inc(chunk("agent_message", message_id="acp-v1:agent:3")),
+        inc(chunk("agent_thought")),
+        inc(chunk("agent_message")),
+    ]
+    assert chunk_ids(run(stream)) == [
+        "acp-v1:thought:1",
+        "acp-v1:thought:1:2",
+        "acp-v1:agent:2:2",
+        "z",
+        "acp-v1:thought:2",
+        "acp-v1:agent:3",
+        "acp-v1:thought:3",
+        "acp-v1:agent:4",
+    ]
+
+
+def test_counters_are_per_session() -> None:
+    stream = [
+        inc(chunk("agent_message", sid="a")),
+        inc(chunk("agent_message", sid="b")),
+        inc(chunk("agent_thought", sid="a")),
+    ]
+    assert chunk_ids(run(stream)) == ["acp-v1:agent:1", "acp-v1:agent:1", "acp-v1:thought:2"]
+
+
+# --- section 5: prompts -----------------------------------------------------------------------
+
+
+def test_echo_adoption_without_id() -> None:
+    out = run(
+        [
+            outg(prompt(7)),
+            inc(chunk("user_message", "Fix")),
+            inc(chunk("user_message", " it")),
+            inc(chunk("agent_message", "ok")),
+        ]
+    )
+    assert out[1] == v2up(
+        {
+            "sessionUpdate": "user_message_chunk",
+            "content": {"type": "text", "text": "Fix"},
+            "messageId": "acp-v1:user:1",
+        }
+    )
+    assert out[2] == inc(res(7, {"messageId": "acp-v1:user:1"}))
+    assert out[3] == state("running")
+    assert chunk_ids(out) == ["acp-v1:user:1", "acp-v1:user:1", "acp-v1:agent:2"]
+    assert not any(u["sessionUpdate"] == "user_message" for u in updates(out))
+
+
+def test_echo_keeps_notification_meta() -> None:
+    echo = chunk("user_message", "Fix")
+    echo["params"]["_meta"] = {"trace": 1}
+    out = run([outg(prompt(7)), inc(echo)])
+    assert out[1][1]["params"]["_meta"] == {"trace": 1}
+    assert out[1][1]["params"]["update"]["messageId"] == "acp-v1:user:1"
+
+
+def test_non_list_config_options_pass_through() -> None:
+    bad = up({"sessionUpdate": "config_option_update", "configOptions": None})
+    assert run([inc(bad)])[0][1] is bad
+
+
+def test_echo_adoption_with_id() -> None:
+    out = run(
+        [
+            outg(prompt(7)),
+            inc(chunk("user_message", "Fix", "u-9")),
+            inc(chunk("user_message", "more")),
+        ]
+    )
+    assert out[2] == inc(res(7, {"messageId": "u-9"}))
+    assert chunk_ids(out) == ["u-9", "u-9"]
+
+
+INSERT_TRIGGERS: list[tuple[str, tuple[str, Msg]]] = [
+    ("agent chunk", inc(chunk("agent_message"))),
+    ("thought", inc(chunk("agent_thought"))),
+    ("tool_call", inc(up({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "T"}))),
+    ("tool_call_update", inc(up({"sessionUpdate": "tool_call_update", "toolCallId": "t"}))),
+    ("plan", inc(up({"sessionUpdate": "plan", "entries": []}))),
+    ("usage", inc(up({"sessionUpdate": "usage_update", "used": 1, "size": 2}))),
+    ("unknown", inc(up({"sessionUpdate": "_x"}))),
+    (
+        "permission",
+        inc(
+            req(
+                3,
+                "session/request_permission",
+                {"sessionId": S1, "toolCall": {"toolCallId": "t"}, "options": []},
+            )
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "trigger"), INSERT_TRIGGERS, ids=[t[0] for t in INSERT_TRIGGERS])
+def test_lazy_insertion_at_trigger(name: str, trigger: tuple[str, Msg]) -> None:
+    out = run([outg(prompt(7)), trigger])
+    assert out[:4] == [
+        outg(prompt(7)),
+        v2up(
+            {
+                "sessionUpdate": "user_message",
+                "messageId": "acp-v1:user:1",
+                "content": [{"type": "text", "text": "Fix the test"}],
+            }
+        ),
+        inc(res(7, {"messageId": "acp-v1:user:1"})),
+        state("running"),
+    ]
+    assert out[4][1].get("method") in ("session/update", "session/request_permission")
+
+
+def test_update_of_another_session_does_not_insert() -> None:
+    out = run([outg(prompt(7)), inc(chunk("agent_message", sid="other"))])
+    assert len(out) == 2
+
+
+def test_insertion_at_result() -> None:
+    out = run([outg(prompt(7)), inc(res(7, {"stopReason": "refusal"}))])
+    assert out[1:] == [
+        v2up(
+            {
+                "sessionUpdate": "user_message",
+                "messageId": "acp-v1:user:1",
+                "content": [{"type": "text", "text": "Fix the test"}],
+            }
+        ),
+        inc(res(7, {"messageId": "acp-v1:user:1"})),
+        state("running"),
+        state("idle", stopReason="refusal"),
+    ]
+
+
+def test_second_prompt_inserts_the_first() -> None:
+    out = run(
+        [outg(prompt(7, text="one")), outg(prompt(8, text="two")), inc(chunk("agent_message"))]
+    )
+    assert [m.get("id") for d, m in out if "result" in m] == [7, 8]
+    assert [u["messageId"] for u in updates(out) if u["sessionUpdate"] == "user_message"] == [
+        "acp-v1:user:1",
+        "acp-v1:user:2",
+    ]
+    assert out[1] == v2up(
+        {
+            "sessionUpdate": "user_message",
+            "messageId": "acp-v1:user:1",
+            "content": [{"type": "text", "text": "one"}],
+        }
+    )
+    assert out[4] == outg(prompt(8, text="two"))
+
+
+def test_usage_on_idle_only_with_unstable() -> None:
+    stream = [
+        outg(prompt(7)),
+        inc(chunk("agent_message")),
+        inc(res(7, {"stopReason": "end_turn", "usage": {"totalTokens": 3}})),
+    ]
+    assert run(stream)[-1] == state("idle", stopReason="end_turn")
+    assert run(stream, V1Adapter(unstable=True))[-1] == state(
+        "idle", stopReason="end_turn", usage={"totalTokens": 3}
+    )
+
+
+def test_error_before_insertion_is_rejection() -> None:
+    error = err(7, -32602, "bad")
+    out = run([outg(prompt(7)), inc(error), inc(chunk("agent_message"))])
+    assert out[:2] == [outg(prompt(7)), inc(error)]
+    assert out[1][1] is error
+    assert all(u["sessionUpdate"] != "user_message" for u in updates(out))
+    assert all(u["sessionUpdate"] != "state_update" for u in updates(out))
+
+
+def test_error_after_insertion_is_idle_error() -> None:
+    error = err(7, -32603, "crash")
+    out = run([outg(prompt(7)), inc(chunk("agent_message")), inc(error)])
+    assert out[-1] == state("idle", stopReason="error", error={"code": -32603, "message": "crash"})
+    assert [m.get("id") for d, m in out if d == "incoming" and "id" in m] == [7]
+
+
+def test_cancellation() -> None:
+    cancel = outg({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": S1}})
+    out = run(
+        [outg(prompt(7)), inc(chunk("agent_message")), cancel, inc(err(7, -32800, "aborted"))]
+    )
+    assert out[-2] == cancel and out[-1] == state("idle", stopReason="cancelled")
+    out = run(
+        [
+            outg(prompt(7)),
+            inc(chunk("agent_message")),
+            cancel,
+            inc(res(7, {"stopReason": "cancelled"})),
+        ]
+    )
+    assert out[-1] == state("idle", stopReason="cancelled")
+
+
+def test_cancel_in_earlier_turn_does_not_mark_next() -> None:
+    cancel = outg({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": S1}})
+    out = run(
+        [
+            outg(prompt(7)),
+            inc(chunk("agent_message")),
+            cancel,
+            inc(res(7, {"stopReason": "cancelled"})),
+            outg(prompt(8)),
+            inc(chunk("agent_message")),
+            inc(err(8)),
+        ]
+    )
+    assert out[-1][1]["params"]["update"]["stopReason"] == "error"
+
+
+def test_updates_after_result_pass_unchanged() -> None:
+    late = up({"sessionUpdate": "usage_update", "used": 1, "size": 2})
+    out = run([outg(prompt(7)), inc(res(7, {"stopReason": "end_turn"})), inc(late)])
+    assert out[-1][1] is late
+
+
+# --- section 9: load / resume -----------------------------------------------------------------
+
+
+def test_session_load_replay_shape() -> None:
+    load_params = {
+        "sessionId": S1,
+        "cwd": "/w",
+        "mcpServers": [{"name": "m", "command": "/m", "args": []}],
+    }
+    result = {"modes": {"currentModeId": "a", "availableModes": [{"id": "a", "name": "A"}]}}
+    stream = [
+        inc(up({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "T"})),
+        outg(req(5, "session/load", load_params)),
+        inc(chunk("user_message", "old prompt")),
+        inc(chunk("agent_message", "old answer")),
+        inc(up({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"})),
+        inc(chunk("agent_message", "after")),
+        inc(res(5, result)),
+    ]
+    out = run(stream)
+    server = {"type": "stdio", "name": "m", "command": "/m", "args": []}
+    resume = {**load_params, "mcpServers": [server], "replayFrom": {"type": "start"}}
+    assert out[1] == outg(req(5, "session/resume", resume))
+    assert all(u.get("state") is None for u in updates(out)[:-1])
+    assert chunk_ids(out) == ["acp-v1:user:1", "acp-v1:agent:2", "acp-v1:agent:3"]
+    assert out[-2:] == [
+        state("idle"),
+        inc(
+            res(
+                5,
+                {
+                    "configOptions": [
+                        {
+                            "configId": "mode",
+                            "name": "Mode",
+                            "category": "mode",
+                            "type": "select",
+                            "currentValue": "a",
+                            "options": [{"value": "a", "name": "A"}],
+                        }
+                    ]
+                },
+            )
+        ),
+    ]
+
+
+def test_session_load_null_result_and_error() -> None:
+    load = outg(req(5, "session/load", {"sessionId": S1, "cwd": "/w", "mcpServers": []}))
+    assert run([load, inc(res(5, None))])[-2:] == [state("idle"), inc(res(5, {}))]
+    error = err(5)
+    out = run([load, inc(error)])
+    assert out[-1][1] is error and len(out) == 2
+
+
+def test_v1_resume() -> None:
+    resume = req(5, "session/resume", {"sessionId": S1, "cwd": "/w"})
+    out = run(
+        [
+            outg(resume),
+            inc(
+                res(
+                    5,
+                    {
+                        "configOptions": [
+                            {"id": "x", "name": "X", "type": "boolean", "currentValue": True}
+                        ]
+                    },
+                )
+            ),
+        ]
+    )
+    assert out[0][1] is resume
+    assert out[1:] == [
+        state("idle"),
+        inc(
+            res(
+                5,
+                {
+                    "configOptions": [
+                        {"configId": "x", "name": "X", "type": "boolean", "currentValue": True}
+                    ]
+                },
+            )
+        ),
+    ]
+
+
+# --- section 6.2: modes -----------------------------------------------------------------------
+
+
+def new_session(result: Msg) -> list[tuple[str, Msg]]:
+    return [outg(req(1, "session/new", {"cwd": "/w"})), inc(res(1, {"sessionId": S1, **result}))]
+
+
+MODES = {
+    "currentModeId": "ask",
+    "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
+}
+
+
+def test_mode_id_collision_uses_mode_v1() -> None:
+    own = {"id": "mode", "name": "Agent's", "type": "boolean", "currentValue": True}
+    options = run(new_session({"modes": MODES, "configOptions": [own]}))[1][1]["result"][
+        "configOptions"
+    ]
+    assert [o["configId"] for o in options] == ["mode", "mode#v1"]
+
+
+def test_real_mode_option_wins() -> None:
+    real = {
+        "id": "m",
+        "name": "Mode",
+        "category": "mode",
+        "type": "select",
+        "currentValue": "x",
+        "options": [{"value": "x", "name": "X"}],
+    }
+    stream = [
+        *new_session({"modes": MODES, "configOptions": [real]}),
+        inc(up({"sessionUpdate": "current_mode_update", "currentModeId": "code"})),
+        outg(req(2, "session/set_mode", {"sessionId": S1, "modeId": "ask"})),
+        inc(res(2, {})),
+    ]
+    out = run(stream)
+    assert [o["configId"] for o in out[1][1]["result"]["configOptions"]] == ["m"]
+    assert updates(out) == []
+    assert len(out) == 4
+
+
+def test_current_mode_update_both_spellings_and_unknown_value() -> None:
+    stream = [
+        *new_session({"modes": MODES}),
+        inc(up({"sessionUpdate": "current_mode_update", "currentModeId": "code"})),
+        inc(up({"sessionUpdate": "current_mode_update", "modeId": "secret"})),
+    ]
+    ups = updates(run(stream))
+    assert ups[0] == {
+        "sessionUpdate": "config_option_update",
+        "configOptions": [
+            {
+                "configId": "mode",
+                "name": "Mode",
+                "category": "mode",
+                "type": "select",
+                "currentValue": "code",
+                "options": [{"value": "ask", "name": "Ask"}, {"value": "code", "name": "Code"}],
+            }
+        ],
+    }
+    assert ups[1]["configOptions"][0]["currentValue"] == "secret"
+    assert ups[1]["configOptions"][0]["options"][-1] == {"value": "secret", "name": "secret"}
+
+
+def test_set_mode_success_emits_config_update_and_failure_does_not() -> None:
+    stream = [
+        *new_session({"modes": MODES}),
+        outg(req(2, "session/set_mode", {"sessionId": S1, "modeId": "code"})),
+        inc(res(2, None)),
+        outg(req(3, "session/set_mode", {"sessionId": S1, "modeId": "ask"})),
+        inc(err(3)),
+    ]
+    out = run(stream)
+    assert out[3] == inc(res(2, None))
+    assert out[4][1]["params"]["update"]["configOptions"][0]["currentValue"] == "code"
+    assert len(out) == 7
+
+
+def test_config_option_update_reappends_mode_unless_real() -> None:
+    plain = {"id": "model", "name": "Model", "type": "boolean", "currentValue": True}
+    real = {"id": "m2", "name": "Mode", "category": "mode", "type": "boolean", "currentValue": True}
+    stream = [
+        *new_session({"modes": MODES}),
+        inc(up({"sessionUpdate": "config_option_update", "configOptions": [plain]})),
+        inc(up({"sessionUpdate": "config_option_update", "configOptions": [real]})),
+        inc(up({"sessionUpdate": "config_option_update", "configOptions": []})),
+    ]
+    ups = updates(run(stream))
+    assert [o["configId"] for o in ups[0]["configOptions"]] == ["model", "mode"]
+    assert [o["configId"] for o in ups[1]["configOptions"]] == ["m2"]
+    assert [o["configId"] for o in ups[2]["configOptions"]] == ["mode"]
+
+
+# --- section 7: permission requests -----------------------------------------------------------
+
+
+def perm(id_: Any, tool: Msg) -> tuple[str, Msg]:
+    return inc(
+        req(
+            id_,
+            "session/request_permission",
+            {"sessionId": S1, "toolCall": tool, "options": [], "_meta": {"m": 1}},
+        )
+    )
+
+
+def perm_params(out: Out) -> list[Msg]:
+    return [m["params"] for d, m in out if m.get("method") == "session/request_permission"]
+
+
+def test_permission_title_fallback() -> None:
+    stream = [
+        perm(1, {"toolCallId": "a", "title": "Allow edit?", "status": None}),
+        inc(up({"sessionUpdate": "tool_call", "toolCallId": "b", "title": "Stored"})),
+        perm(2, {"toolCallId": "b"}),
+        perm(3, {"toolCallId": "c"}),
+        perm(4, {"toolCallId": "a", "title": None}),
+    ]
+    params = perm_params(run(stream))
+    assert [p["title"] for p in params] == [
+        "Allow edit?",
+        "Stored",
+        "Permission requested",
+        "Allow edit?",
+    ]
+    assert params[0] == {
+        "sessionId": S1,
+        "title": "Allow edit?",
+        "options": [],
+        "_meta": {"m": 1},
+        "subject": {"type": "tool_call", "toolCall": {"toolCallId": "a", "title": "Allow edit?"}},
+    }
+    assert "description" not in params[0]
+
+
+def test_permission_outside_a_turn_has_no_state() -> None:
+    out = run([perm(1, {"toolCallId": "a"}), outg(res(1, {"outcome": {"outcome": "cancelled"}}))])
+    assert updates(out) == []
+
+
+def test_two_permissions_running_after_last_answer() -> None:
+    stream = [
+        outg(prompt(7)),
+        inc(chunk("agent_message")),
+        perm(1, {"toolCallId": "a"}),
+        perm(2, {"toolCallId": "b"}),
+        outg(res(1, {"outcome": {"outcome": "cancelled"}})),
+        outg(res(2, {"outcome": {"outcome": "cancelled"}})),
+    ]
+    states = [u["state"] for u in updates(run(stream)) if u["sessionUpdate"] == "state_update"]
+    assert states == ["running", "requires_action", "running"]
+
+
+def test_no_running_after_answer_when_turn_ended() -> None:
+    stream = [
+        outg(prompt(7)),
+        inc(chunk("agent_message")),
+        perm(1, {"toolCallId": "a"}),
+        inc(res(7, {"stopReason": "cancelled"})),
+        outg(res(1, {"outcome": {"outcome": "cancelled"}})),
+    ]
+    states = [u["state"] for u in updates(run(stream)) if u["sessionUpdate"] == "state_update"]
+    assert states == ["running", "requires_action", "idle"]
+
+
+# --- section 8: terminals ---------------------------------------------------------------------
+
+
+def test_terminal_synthesis() -> None:
+    create = req(
+        10,
+        "terminal/create",
+        {"sessionId": S1, "command": "npm", "args": ["run", "te st"], "cwd": "/w"},
+    )
+    adapter = V1Adapter()
+    stream = [
+        inc(create),
+        outg(res(10, {"terminalId": "t1"})),
+        inc(
+            up(
+                {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": "c",
+                    "title": "Run",
+                    "content": [
+                        {"type": "terminal", "terminalId": "t1"},
+                        {"type": "terminal", "terminalId": "ghost"},
+                    ],
+                }
+            )
+        ),
+        inc(req(11, "terminal/output", {"sessionId": S1, "terminalId": "t1"})),
+        outg(
+            res(
+                11,
+                {
+                    "output": "héllo\n",
+                    "truncated": True,
+                    "exitStatus": {"exitCode": 1, "signal": None},
+                },
+            )
+        ),
+        inc(req(12, "terminal/wait_for_exit", {"sessionId": S1, "terminalId": "t1"})),
+        outg(res(12, {"exitCode": 0})),
+        inc(req(13, "terminal/kill", {"sessionId": S1, "terminalId": "t1"})),
+        outg(res(13, {})),
+        inc(req(14, "terminal/release", {"sessionId": S1, "terminalId": "t1"})),
+        outg(res(14, {})),
+    ]
+    out = run(stream, adapter)
+    assert out[:3] == [
+        inc(create),
+        outg(res(10, {"terminalId": "t1"})),
+        v2up(
+            {
+                "sessionUpdate": "terminal_update",
+                "terminalId": "t1",
+                "command": "npm run 'te st'",
+                "cwd": "/w",
+            }
+        ),
+    ]
+    assert updates(out)[1]["content"] == [
+        {"type": "terminal", "terminalId": "t1"},
+        {"type": "_acp_v1_terminal", "terminalId": "ghost"},
+    ]
+    data = base64.b64encode("héllo\n".encode()).decode()
+    assert out[6] == v2up(
+        {
+            "sessionUpdate": "terminal_update",
+            "terminalId": "t1",
+            "output": {"data": data},
+            "exitStatus": {"exitCode": 1, "signal": None},
+        }
+    )
+    assert out[9] == v2up(
+        {
+            "sessionUpdate": "terminal_update",
+            "terminalId": "t1",
+            "exitStatus": {"exitCode": 0, "signal": None},
+        }
+    )
+    assert len(out) == 14
+    assert adapter.truncated_terminals == {(S1, "t1")}
+
+
+def test_terminal_without_traffic_is_custom_item() -> None:
+    out = run(
+        [
+            inc(
+                up(
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": "c",
+                        "content": [{"type": "terminal", "terminalId": "t1", "_meta": {"k": 1}}],
+                    }
+                )
+            )
+        ]
+    )
+    assert updates(out)[0]["content"] == [
+        {"type": "_acp_v1_terminal", "terminalId": "t1", "_meta": {"k": 1}}
+    ]
+
+
+# --- section 9: agent-only (degraded) mode ----------------------------------------------------
+
+
+def test_agent_only_mode() -> None:
+    adapter = V1Adapter(agent_only=True)
+    stream = [
+        inc(up({"sessionUpdate": "available_commands_update", "availableCommands": []})),
+        inc(chunk("user_message", "echo")),
+        inc(chunk("agent_message", "a")),
+        inc(up({"sessionUpdate": "tool_call", "toolCallId": "c", "title": "T"})),
+        inc(res(7, {"stopReason": "end_turn"})),
+        inc(up({"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "completed"})),
+    ]
+    out = run(stream, adapter)
+    kinds = [u["sessionUpdate"] + (":" + u["state"] if "state" in u else "") for u in updates(out)]
+    assert kinds == [
+        "available_commands_update",
+        "state_update:running",
+        "user_message_chunk",
+        "agent_message_chunk",
+        "tool_call_update",
+        "state_update:idle",
+        "state_update:running",
+        "tool_call_update",
+    ]
+    assert updates(out)[5] == {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "end_turn",
+    }
+    assert not any("result" in m for _, m in out)
+    assert adapter.diagnostics == []
+
+
+def test_unattributable_prompt_result_kept_raw() -> None:
+    adapter = V1Adapter(agent_only=True)
+    result = res(7, {"stopReason": "end_turn"})
+    out = run(
+        [inc(chunk("agent_message", sid="a")), inc(chunk("agent_message", sid="b")), inc(result)],
+        adapter,
+    )
+    assert out[-1][1] is result
+    assert [d.code for d in adapter.diagnostics] == ["v1-prompt-result-unattributed"]
+    assert adapter.diagnostics[0].severity == "error"
+
+
+def test_closed_sessions_do_not_count_for_attribution() -> None:
+    stream = [
+        inc(chunk("agent_message", sid="a")),
+        outg(req(1, "session/close", {"sessionId": "a"})),
+        inc(res(1, {})),
+        inc(chunk("agent_message", sid="b")),
+        inc(res(7, {"stopReason": "end_turn"})),
+    ]
+    assert run(stream)[-1] == state("idle", "b", stopReason="end_turn")
+
+
+def test_agent_only_session_new_result_kept_raw_but_modes_remembered() -> None:
+    result = res(1, {"sessionId": S1, "modes": MODES})
+    stream = [
+        inc(result),
+        inc(up({"sessionUpdate": "current_mode_update", "currentModeId": "code"})),
+    ]
+    out = run(stream, V1Adapter(agent_only=True))
+    assert out[0][1] is result
+    options = updates(out)[0]["configOptions"][0]["options"]
+    assert [o["value"] for o in options] == ["ask", "code"]
+
+
+def test_diagnostics_carry_line_and_session() -> None:
+    adapter = V1Adapter()
+    adapter.feed("incoming", up({"sessionUpdate": "plan", "entries": "bad"}), line=12)
+    (diagnostic,) = adapter.diagnostics
+    assert (diagnostic.code, diagnostic.line, diagnostic.session_id) == (
+        "v1-plan-entries-invalid",
+        12,
+        S1,
+    )
+
+
+def test_full_mode_synthesises_no_state_before_first_prompt() -> None:
+    out = run(
+        [
+            inc(chunk("agent_message")),
+            inc(up({"sessionUpdate": "tool_call", "toolCallId": "c", "title": "T"})),
+        ]
+    )
+    assert all(u["sessionUpdate"] != "state_update" for u in updates(out))
+
+
+# --- detection --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("direction", "message", "expected"),
+    [
+        ("incoming", res(0, {"protocolVersion": 1}), True),
+        ("incoming", res(0, {"protocolVersion": 2, "info": {}}), False),
+        ("incoming", res(0, {"protocolVersion": 2, "agentCapabilities": {}}), True),
+        ("outgoing", req(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}}), True),
+        ("outgoing", req(0, "initialize", {"protocolVersion": 2, "capabilities": {}}), False),
+        ("incoming", up({"sessionUpdate": "tool_call", "toolCallId": "c"}), True),
+        ("incoming", up({"sessionUpdate": "plan", "entries": []}), True),
+        ("incoming", up({"sessionUpdate": "current_mode_update", "currentModeId": "a"}), True),
+        ("incoming", chunk("agent_message"), True),
+        ("incoming", chunk("agent_message", message_id="m"), None),
+        ("incoming", up({"sessionUpdate": "state_update", "state": "idle"}), False),
+        ("incoming", up({"sessionUpdate": "tool_call_content_chunk", "toolCallId": "c"}), False),
+        ("incoming", up({"sessionUpdate": "user_message", "messageId": "u"}), False),
+        ("incoming", up({"sessionUpdate": "agent_message", "messageId": "u"}), False),
+        ("incoming", up({"sessionUpdate": "agent_thought", "messageId": "u"}), False),
+        ("incoming", up({"sessionUpdate": "usage_update", "used": 1, "size": 1}), None),
+        ("incoming", res(7, {"stopReason": "end_turn"}), True),
+        ("incoming", res(7, {"messageId": "m"}), False),
+        ("outgoing", req(1, "session/load", {}), True),
+        ("incoming", req(1, "fs/read_text_file", {}), True),
+        ("incoming", req(1, "terminal/create", {}), True),
+        ("outgoing", req(1, "terminal/cancel", {}), None),
+        ("outgoing", prompt(1), None),
+        ("incoming", req(1, "session/request_permission", {"toolCall": {}}), True),
+        ("incoming", req(1, "session/request_permission", {"title": "t"}), False),
+        ("incoming", "junk", None),
+    ],
+)
+def test_detect_v1(direction: str, message: Any, expected: bool | None) -> None:
+    assert detect_v1(direction, message) is expected
+
+
+def test_bad_direction_is_local_error() -> None:
+    from acp_client._errors import LocalProtocolError
+
+    with pytest.raises(LocalProtocolError):
+        V1Adapter().feed("sideways", prompt())
+
+
+# --- properties -------------------------------------------------------------------------------
+
+SIDS = st.sampled_from(["s1", "s2"])
+TOOL_IDS = st.sampled_from(["c1", "c2", "c3"])
+MSG_IDS = st.one_of(st.none(), st.none(), st.sampled_from(["m1", "m2", "acp-v1:agent:2"]))
+
+OPS = st.one_of(
+    st.tuples(st.just("prompt"), SIDS),
+    st.tuples(
+        st.just("chunk"),
+        SIDS,
+        st.sampled_from(["user_message", "agent_message", "agent_thought"]),
+        MSG_IDS,
+    ),
+    st.tuples(st.just("tool_call"), SIDS, TOOL_IDS, st.sampled_from([None, {"a": 1}, {"b": 2}])),
+    st.tuples(st.just("tool_update"), SIDS, TOOL_IDS, st.sampled_from([None, "completed"])),
+    st.tuples(st.just("plan"), SIDS),
+    st.tuples(st.just("usage"), SIDS),
+    st.tuples(st.just("perm"), SIDS, TOOL_IDS),
+    st.tuples(st.just("answer")),
+    st.tuples(st.just("result"), st.sampled_from(["end_turn", "cancelled"])),
+    st.tuples(st.just("error")),
+    st.tuples(st.just("cancel"), SIDS),
+    st.tuples(st.just("load"), SIDS),
+    st.tuples(st.just("load_result")),
+    st.tuples(st.just("mode"), SIDS, st.sampled_from(["a", "b"])),
+    st.tuples(st.just("compaction"), SIDS, st.sampled_from(["k1", "k2"])),
+    st.tuples(st.just("terminal"), SIDS),
+)
+
+
+OPTIONS = [{"optionId": "ok", "name": "OK", "kind": "allow_once"}]
+
+
+def build_stream(ops: list[tuple[Any, ...]]) -> list[tuple[str, Msg]]:
+    stream: list[tuple[str, Msg]] = []
+    next_id = 100
+    prompts: list[int] = []
+    perms: list[int] = []
+    loads: list[int] = []
+    for op in ops:
+        kind = op[0]
+        next_id += 1
+        if kind == "prompt":
+            prompts.append(next_id)
+            stream.append(outg(prompt(next_id, op[1])))
+        elif kind == "chunk":
+            stream.append(inc(chunk(op[2], "t", op[3], op[1])))
+        elif kind == "tool_call":
+            update = {"sessionUpdate": "tool_call", "toolCallId": op[2], "title": "T"}
+            if op[3] is not None:
+                update["_meta"] = op[3]
+            stream.append(inc(up(update, op[1])))
+        elif kind == "tool_update":
+            stream.append(
+                inc(
+                    up(
+                        {
+                            "sessionUpdate": "tool_call_update",
+                            "toolCallId": op[2],
+                            "status": op[3],
+                            "title": None,
+                        },
+                        op[1],
+                    )
+                )
+            )
+        elif kind == "plan":
+            stream.append(inc(up({"sessionUpdate": "plan", "entries": []}, op[1])))
+        elif kind == "usage":
+            stream.append(inc(up({"sessionUpdate": "usage_update", "used": 1, "size": 9}, op[1])))
+        elif kind == "perm":
+            perms.append(next_id)
+            stream.append(
+                inc(
+                    req(
+                        next_id,
+                        "session/request_permission",
+                        {"sessionId": op[1], "toolCall": {"toolCallId": op[2]}, "options": OPTIONS},
+                    )
+                )
+            )
+        elif kind == "answer" and perms:
+            stream.append(outg(res(perms.pop(0), {"outcome": {"outcome": "cancelled"}})))
+        elif kind == "result":
+            stream.append(inc(res(prompts.pop(0) if prompts else next_id, {"stopReason": op[1]})))
+        elif kind == "error" and prompts:
+            stream.append(inc(err(prompts.pop(0))))
+        elif kind == "cancel":
+            stream.append(
+                outg({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": op[1]}})
+            )
+        elif kind == "load":
+            loads.append(next_id)
+            stream.append(
+                outg(
+                    req(next_id, "session/load", {"sessionId": op[1], "cwd": "/", "mcpServers": []})
+                )
+            )
+        elif kind == "load_result" and loads:
+            stream.append(inc(res(loads.pop(0), None)))
+        elif kind == "mode":
+            stream.append(
+                inc(up({"sessionUpdate": "current_mode_update", "currentModeId": op[2]}, op[1]))
+            )
+        elif kind == "compaction":
+            stream.append(
+                inc(
+                    up(
+                        {
+                            "sessionUpdate": "compaction_update",
+                            "compactionId": op[2],
+                            "status": "completed",
+                        },
+                        op[1],
+                    )
+                )
+            )
+        elif kind == "terminal":
+            stream.append(
+                inc(req(next_id, "terminal/create", {"sessionId": op[1], "command": "ls"}))
+            )
+            stream.append(outg(res(next_id, {"terminalId": f"t{next_id}"})))
+    return stream
+
+
+STREAMS = st.lists(OPS, max_size=40).map(build_stream)
+
+
+@settings(max_examples=200, deadline=None)
+@given(STREAMS, st.booleans())
+def test_property_deterministic_and_pure(stream: list[tuple[str, Msg]], agent_only: bool) -> None:
+    if agent_only:
+        stream = [(d, m) for d, m in stream if d == "incoming"]
+    before = copy.deepcopy(stream)
+    first = json.dumps(run(stream, V1Adapter(agent_only=agent_only)))
+    second = json.dumps(run(copy.deepcopy(stream), V1Adapter(agent_only=agent_only)))
+    assert first == second
+    assert stream == before  # the input is never mutated
+
+
+@settings(max_examples=200, deadline=None)
+@given(STREAMS, st.booleans())
+def test_property_chunks_have_ids_and_prompts_answered_once(
+    stream: list[tuple[str, Msg]], agent_only: bool
+) -> None:
+    if agent_only:
+        stream = [(d, m) for d, m in stream if d == "incoming"]
+    out = run(stream, V1Adapter(agent_only=agent_only))
+    for update in updates(out):
+        if update["sessionUpdate"] in (
+            "user_message_chunk",
+            "agent_message_chunk",
+            "agent_thought_chunk",
+        ):
+            assert isinstance(update["messageId"], str)
+        assert update["sessionUpdate"] not in ("tool_call", "plan", "current_mode_update")
+    prompt_ids = {
+        m["id"] for d, m in out if d == "outgoing" and m.get("method") == "session/prompt"
+    }
+    answers = [
+        m["id"]
+        for d, m in out
+        if d == "incoming" and "method" not in m and m.get("id") in prompt_ids
+    ]
+    assert len(answers) == len(set(answers))
+    for _, message in out:
+        assert message["jsonrpc"] == "2.0"
