@@ -121,6 +121,9 @@ class Connection:
         self._outbox: list[bytes] = []
         self._unmatched: list[Any] = []
         self.line: int | None = None
+        self.record_sends = True
+        """Whether ``send_*`` record what they build (a transport that translates the
+        messages, to v1 say, turns this off and records the translation instead)."""
 
     # ----------------------------------------------------------------- accessors
 
@@ -228,6 +231,19 @@ class Connection:
             else:
                 self._line_too_long(line, events)  # type: ignore[arg-type]
         return events
+
+    def receive_line(self, line: bytes) -> list[ev.Event]:
+        """Feed one complete line read from the agent (without its newline)."""
+        events: list[ev.Event] = []
+        if len(line) > self._lines.max_line:
+            self._line_too_long(LineTooLong(len(line)), events)
+        elif line.strip():
+            self._receive_line(line, events)
+        return events
+
+    def next_request_id(self) -> int:
+        """Allocate a request id (never reused) without sending anything."""
+        return self._new_id()
 
     def receive_eof(self) -> list[ev.Event]:
         """The agent closed its stdout: handle a last line without a newline."""
@@ -663,6 +679,8 @@ class Connection:
 
     def _record(self, message: s.Message) -> list[ev.Event]:
         events: list[ev.Event] = []
+        if not self.record_sends:
+            return events
         self.line = None
         self._dispatch(message, "outgoing", events)
         return events

@@ -3,14 +3,105 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+from typing import Any
 
-from . import EXIT_AGENT_FAILED
+from . import EXIT_AGENT_FAILED, EXIT_OK, EXIT_STOPPED
 
 __all__ = ["run_command"]
 
 
 def run_command(args: argparse.Namespace) -> int:
     """Run ``acp-client run`` with parsed arguments; return the exit status."""
-    sys.stderr.write("acp-client run: the transport is not available yet\n")
-    return EXIT_AGENT_FAILED
+    import trio
+
+    prompts = list(args.prompt)
+    if not prompts:
+        text = sys.stdin.read()
+        if text.strip():
+            prompts = [text]
+    if not prompts:
+        sys.stderr.write("acp-client run: give --prompt TEXT or a prompt on standard input\n")
+        return 2
+    return trio.run(_run, args, prompts)
+
+
+async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
+    import trio
+    from rich.console import Console
+    from rich.live import Live
+
+    from acp_client.transport import (
+        AgentError,
+        RequestFailed,
+        allow_once,
+        ask_on_terminal,
+        open_agent,
+        reject,
+    )
+
+    from ._render import render_snapshot, snapshot_renderable
+    from ._sanitize import sanitize_text
+
+    policy = {"allow": allow_once, "reject": reject, "ask": ask_on_terminal()}[args.permission]
+    cwd = os.path.abspath(args.cwd or os.getcwd())
+    console = Console(markup=False, highlight=False, emoji=False)
+    live_view = not args.json and console.is_terminal and args.permission != "ask"
+    status = EXIT_OK
+    agent_ref: list[Any] = []
+
+    def view() -> Any:
+        snapshot = agent_ref[0].connection.snapshot()
+        return snapshot_renderable(snapshot, last_entries=30)
+
+    try:
+        async with open_agent(
+            args.agent,
+            cwd=cwd,
+            record=args.record,
+            on_permission=policy,
+            request_timeout=args.timeout,
+        ) as agent:
+            agent_ref.append(agent)
+            await agent.initialize()
+            session_id = await agent.new_session(cwd)
+            reason: str | None = None
+            if live_view:
+                with Live(view(), console=console, auto_refresh=False) as live:
+                    async with trio.open_nursery() as nursery:
+
+                        async def refresh() -> None:
+                            while True:
+                                live.update(view(), refresh=True)
+                                await trio.sleep(0.2)
+
+                        nursery.start_soon(refresh)
+                        for text in prompts:
+                            handle = await agent.prompt(session_id, text)
+                            reason = await handle.wait_done()
+                        nursery.cancel_scope.cancel()
+                    live.update(view(), refresh=True)
+            else:
+                for text in prompts:
+                    handle = await agent.prompt(session_id, text)
+                    reason = await handle.wait_done()
+            status = EXIT_OK if reason == "end_turn" else EXIT_STOPPED
+    except RequestFailed as exc:
+        sys.stderr.write(f"acp-client run: {sanitize_text(str(exc))}\n")
+        status = EXIT_AGENT_FAILED
+    except AgentError as exc:
+        sys.stderr.write(f"acp-client run: {sanitize_text(str(exc))}\n")
+        status = EXIT_AGENT_FAILED
+    except OSError as exc:
+        sys.stderr.write(f"acp-client run: cannot start the agent: {exc}\n")
+        return EXIT_AGENT_FAILED
+    if not agent_ref:
+        return EXIT_AGENT_FAILED
+    snapshot = agent_ref[0].connection.snapshot()
+    if args.json:
+        sys.stdout.write(json.dumps(snapshot, ensure_ascii=False, indent=2) + "\n")
+    elif not live_view:
+        render_snapshot(snapshot, console)
+    return status

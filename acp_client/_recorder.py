@@ -1,0 +1,66 @@
+"""The traffic recorder: writes the ``acp-client`` log format (LOG-FORMATS.md section 3).
+
+One compact JSON object per line, keys in the order ``direction``, ``message`` / ``text`` /
+``raw``, ``time``; flushed per line, so a crash leaves at most one partial line. An
+incoming line that is JSON is embedded as it was read (no re-encoding); one that is not
+is written as ``raw``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import IO, Any
+
+import msgspec
+
+__all__ = ["Recorder"]
+
+_ENC = msgspec.json.Encoder()
+_PLAIN = msgspec.json.Decoder()
+
+
+class Recorder:
+    """Appends records of a live session to a binary file.
+
+    Args:
+        target: a path (the file is created or truncated) or a binary file object.
+        clock: returns seconds since the Unix epoch (for tests).
+    """
+
+    def __init__(self, target: str | IO[bytes], *, clock: Any = time.time) -> None:
+        if isinstance(target, str):
+            self._file: IO[bytes] = open(target, "wb")  # noqa: SIM115 - owned until close()
+            self._owned = True
+        else:
+            self._file = target
+            self._owned = False
+        self._clock = clock
+
+    def _write(self, head: bytes, body: bytes) -> None:
+        stamp = _ENC.encode(self._clock())
+        self._file.write(b'{"direction":' + head + body + b',"time":' + stamp + b"}\n")
+        self._file.flush()
+
+    def message(self, direction: str, line: bytes) -> None:
+        """Record one line of JSON-RPC text sent in ``direction`` (a batch included)."""
+        head = _ENC.encode(direction)
+        try:
+            _PLAIN.decode(line)
+        except msgspec.DecodeError:
+            if direction == "incoming":
+                text = line.decode("utf-8", errors="replace")
+                self._write(head, b',"raw":' + _ENC.encode(text))
+            return
+        self._write(head, b',"message":' + line.strip())
+
+    def stderr(self, text: str) -> None:
+        """Record one line of the agent's stderr (without its line terminator)."""
+        self._write(b'"stderr"', b',"text":' + _ENC.encode(text))
+
+    def close(self) -> None:
+        """Flush, and close the file if the recorder opened it."""
+        try:
+            self._file.flush()
+        finally:
+            if self._owned:
+                self._file.close()

@@ -1,0 +1,634 @@
+"""Talk to a live agent over stdio with trio (install the ``run`` extra).
+
+This module only pumps bytes: all protocol state lives in the sans-IO
+:class:`~acp_client.Connection`. :func:`open_agent` starts an agent process and yields an
+:class:`AgentConnection`, an async API shaped for embedding in an editor::
+
+    import trio
+    from acp_client.transport import open_agent, allow_once
+
+    async def main() -> None:
+        async with open_agent(["my-agent", "--stdio"], on_permission=allow_once) as agent:
+            await agent.initialize()
+            session_id = await agent.new_session("/home/me/project")
+            prompt = await agent.prompt(session_id, "Fix the failing test")  # inserted
+            stop_reason = await prompt.wait_done()                            # turn ended
+            print(stop_reason, agent.connection.snapshot())
+
+    trio.run(main)
+
+When the agent answers ``initialize`` with protocol version 1, the connection switches to
+the v1 adapter (V1-TO-V2.md): the caller keeps seeing v2 state. Every message in both
+directions, and every stderr line, can be recorded in the ``acp-client`` log format, flushed
+as it goes, so that ``acp-client replay`` of the recording gives the same snapshot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import IO, Any
+
+import msgspec
+import trio
+
+from . import _events as ev
+from . import _schema as s
+from ._codec import encode
+from ._connection import Connection
+from ._errors import ACPError
+from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong
+from ._prompts import PermissionState, PromptState
+from ._recorder import Recorder
+from ._v1 import V1Adapter
+
+__all__ = [
+    "AgentConnection",
+    "AgentError",
+    "AgentExited",
+    "PermissionHandler",
+    "PromptHandle",
+    "RequestFailed",
+    "RequestTimeout",
+    "allow_once",
+    "ask_on_terminal",
+    "open_agent",
+    "reject",
+]
+
+PermissionHandler = Callable[[PermissionState], Awaitable[str | None]]
+"""Decides a permission request: return an offered ``optionId``, or ``None`` (cancelled)."""
+
+_PLAIN = msgspec.json.Decoder()
+_READ_BLOCK = 1 << 16
+
+
+class AgentError(ACPError):
+    """The agent process failed: it exited, hung or broke the protocol."""
+
+
+class AgentExited(AgentError):
+    """The agent closed its stdout (exited or crashed) while something waited for it."""
+
+
+class RequestTimeout(AgentError):
+    """A request got no response in time (the connection stays usable)."""
+
+
+class RequestFailed(ACPError):
+    """The agent answered a request with a JSON-RPC error.
+
+    Attributes:
+        method: the request's method.
+        error: the :class:`acp_client.schema.Error` object.
+    """
+
+    def __init__(self, method: str, error: s.Error) -> None:
+        self.method = method
+        self.error = error
+        super().__init__(f"{method} failed: {error.message} (code {error.code})")
+
+
+def _pick(perm: PermissionState, kinds: Sequence[str]) -> str | None:
+    options = getattr(perm.request, "options", None) or []
+    for kind in kinds:
+        for option in options:
+            if option.kind == kind:
+                return str(option.option_id)
+    return None
+
+
+async def allow_once(perm: PermissionState) -> str | None:
+    """Policy: pick an ``allow_once`` option (else ``allow_always``), or cancel."""
+    return _pick(perm, ("allow_once", "allow_always"))
+
+
+async def reject(perm: PermissionState) -> str | None:
+    """Policy: pick a ``reject_once`` option (else ``reject_always``), or cancel."""
+    return _pick(perm, ("reject_once", "reject_always"))
+
+
+def ask_on_terminal(tty_path: str = "/dev/tty") -> PermissionHandler:
+    """Policy: ask the user on the controlling terminal (cancel when there is none).
+
+    The request's text is sanitized before it is shown.
+    """
+
+    def ask(perm: PermissionState) -> str | None:
+        from .cli._sanitize import sanitize_text
+
+        options = list(getattr(perm.request, "options", None) or [])
+        try:
+            tty = open(tty_path, "r+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        except OSError:
+            return None
+        with tty:
+            title = sanitize_text(str(getattr(perm.request, "title", "Permission requested")))
+            tty.write(f"\n{title}\n")
+            for index, option in enumerate(options, 1):
+                tty.write(f"  {index}. {sanitize_text(option.name)} [{option.kind}]\n")
+            tty.write("  0. cancel\nchoice: ")
+            tty.flush()
+            answer = tty.readline().strip()
+        if answer.isdigit() and 1 <= int(answer) <= len(options):
+            return str(options[int(answer) - 1].option_id)
+        return None
+
+    async def handler(perm: PermissionState) -> str | None:
+        return await trio.to_thread.run_sync(ask, perm)
+
+    return handler
+
+
+def _to_v1(message: dict[str, Any]) -> dict[str, Any]:
+    """The v1 wire form of a message the v2 connection built."""
+    if message.get("method") == "session/resume":
+        params = dict(message.get("params") or {})
+        if params.pop("replayFrom", None) is not None:
+            params.pop("additionalDirectories", None)
+            return {**message, "method": "session/load", "params": params}
+    return message
+
+
+class PromptHandle:
+    """A prompt the agent inserted: await :meth:`wait_done` for the end of its turn.
+
+    Attributes:
+        request_id: the ``session/prompt`` request id.
+        session_id: its session.
+        state: the tracker's :class:`~acp_client.PromptState` (``message_id``, ``echoed``).
+    """
+
+    def __init__(self, agent: AgentConnection, state: PromptState, turns_before: int) -> None:
+        self._agent = agent
+        self.state = state
+        self.request_id = state.request_id
+        self.session_id = state.session_id
+        self._turns_before = turns_before
+
+    @property
+    def message_id(self) -> str | None:
+        """The inserted user message's id."""
+        return self.state.message_id
+
+    async def wait_done(self) -> str | None:
+        """Wait until the session reports the end of this turn; return its stop reason.
+
+        Raises:
+            AgentExited: the agent went away first.
+        """
+        session = self._agent.connection.session(self.session_id)
+        while len(session.completed_turns) <= self._turns_before:
+            await self._agent._wait_change(self.session_id)
+        reason: str | None = session.completed_turns[self._turns_before]
+        return reason
+
+
+class AgentConnection:
+    """An ACP connection over a pair of byte streams (an agent's stdin/stdout).
+
+    Use :func:`open_agent` to start a process; tests can pass in-memory trio streams.
+
+    Args:
+        send_stream: the agent's stdin.
+        receive_stream: the agent's stdout.
+        stderr_stream: the agent's stderr (optional).
+        recorder: where to record the traffic (optional).
+        on_permission: decides permission requests (default: cancel them).
+        request_timeout: seconds to wait for each response (``None``: no limit).
+        max_line: the longest line accepted from the agent.
+    """
+
+    def __init__(
+        self,
+        send_stream: trio.abc.SendStream,
+        receive_stream: trio.abc.ReceiveStream,
+        *,
+        stderr_stream: trio.abc.ReceiveStream | None = None,
+        recorder: Recorder | None = None,
+        on_permission: PermissionHandler | None = None,
+        request_timeout: float | None = None,
+        max_line: int = DEFAULT_MAX_LINE,
+        terminal_limit: int | None = None,
+    ) -> None:
+        self.connection = Connection(live=True, terminal_limit=terminal_limit, max_line=max_line)
+        self.stderr_lines: list[str] = []
+        self._send = send_stream
+        self._receive = receive_stream
+        self._stderr = stderr_stream
+        self._recorder = recorder
+        self._on_permission = on_permission
+        self._timeout = request_timeout
+        self._max_line = max_line
+        self._write_lock = trio.Lock()
+        self._responses: dict[int | str, ev.ResponseReceived] = {}
+        self._accepted_at: dict[int | str, int] = {}
+        self._owed: list[bytes] = []
+        self._waiting: dict[int | str, trio.Event] = {}
+        self._changed: dict[str, trio.Event] = {}
+        self._subscribers: list[trio.MemorySendChannel[ev.Event]] = []
+        self._v1: V1Adapter | None = None
+        self._initialize_id: int | str | None = None
+        self._initialize_params: dict[str, Any] | None = None
+        self._closed = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        self.exit_error: AgentError | None = None
+
+    # ------------------------------------------------------------------ running
+
+    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Pump the streams until the agent closes its stdout (run it in a nursery)."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            if self._stderr is not None:
+                nursery.start_soon(self._read_stderr)
+            task_status.started()
+            await self._read_stdout()
+
+    @property
+    def closed(self) -> bool:
+        """Whether the agent's stdout has ended."""
+        return self._closed.is_set()
+
+    @property
+    def protocol_version(self) -> int | None:
+        """The negotiated protocol version (1 means the v1 adapter is in use)."""
+        return self.connection.protocol_version
+
+    def events(self) -> AsyncIterator[ev.Event]:
+        """A stream of every event from now on (each call is a new subscriber)."""
+        send, receive = trio.open_memory_channel[ev.Event](math.inf)
+        self._subscribers.append(send)
+        return receive.__aiter__()
+
+    async def _read_stdout(self) -> None:
+        lines = LineBuffer(self._max_line)
+        try:
+            while True:
+                try:
+                    data = await self._receive.receive_some(_READ_BLOCK)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    data = b""
+                if not data:
+                    break
+                for line in lines.feed(bytes(data)):
+                    await self._incoming(line)
+            for line in lines.flush():
+                await self._incoming(line)
+        finally:
+            self.connection.connection_lost()
+            self.exit_error = AgentExited("the agent closed its output")
+            self._closed.set()
+            for event in self._waiting.values():
+                event.set()
+            for event in self._changed.values():
+                event.set()
+            for channel in self._subscribers:
+                channel.close()
+
+    async def _read_stderr(self) -> None:
+        assert self._stderr is not None
+        lines = LineBuffer(self._max_line)
+        while True:
+            try:
+                data = await self._stderr.receive_some(_READ_BLOCK)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                data = b""
+            items = lines.feed(bytes(data)) if data else lines.flush()
+            for line in items:
+                if isinstance(line, bytes):
+                    text = line.decode("utf-8", errors="replace")
+                    self.stderr_lines.append(text)
+                    if self._recorder is not None:
+                        self._recorder.stderr(text)
+            if not data:
+                return
+
+    async def _incoming(self, line: bytes | LineTooLong) -> None:
+        conn = self.connection
+        events: list[ev.Event] = []
+        if isinstance(line, LineTooLong):
+            conn._line_too_long(line, events)
+            self._dispatch(events)
+            return
+        if self._recorder is not None:
+            self._recorder.message("incoming", line)
+        if self._v1 is None and self._initialize_id is not None:
+            self._maybe_switch_to_v1(line)
+        if self._v1 is None:
+            events = conn.receive_line(line)
+        else:
+            try:
+                obj = _PLAIN.decode(line)
+            except msgspec.DecodeError:
+                events = conn.receive_line(line)
+            else:
+                for item in obj if isinstance(obj, list) else [obj]:
+                    if not isinstance(item, dict):
+                        events.extend(conn.receive_line(encode(item)))
+                        continue
+                    for direction, message in self._v1.feed("incoming", item):
+                        events.extend(conn.receive_message(message, direction))  # type: ignore[arg-type]
+        self._dispatch(events)
+        await self._flush()
+
+    def _maybe_switch_to_v1(self, line: bytes) -> None:
+        try:
+            obj = _PLAIN.decode(line)
+        except msgspec.DecodeError:
+            return
+        if not isinstance(obj, dict) or obj.get("id") != self._initialize_id:
+            return
+        result = obj.get("result")
+        if isinstance(result, dict) and result.get("protocolVersion") == 1:
+            self._v1 = V1Adapter()
+            self.connection.record_sends = False
+            if self._initialize_params is not None:
+                request = {
+                    "jsonrpc": "2.0",
+                    "id": self._initialize_id,
+                    "method": "initialize",
+                    "params": self._initialize_params,
+                }
+                self._v1.feed("outgoing", request)
+        self._initialize_id = None
+
+    def _dispatch(self, events: list[ev.Event]) -> None:
+        for event in events:
+            kind = type(event)
+            if kind is ev.ResponseReceived:
+                rid = event.request_id  # type: ignore[attr-defined]
+                waiter = self._waiting.get(rid)
+                if waiter is not None:
+                    self._responses[rid] = event  # type: ignore[assignment]
+                    waiter.set()
+            elif kind is ev.StateChanged:
+                self._notify(event.session_id)  # type: ignore[attr-defined]
+            elif kind is ev.PromptAccepted:
+                sid = event.session_id  # type: ignore[attr-defined]
+                session = self.connection.session(sid)
+                self._accepted_at[event.request_id] = len(session.completed_turns)  # type: ignore[attr-defined]
+                self._notify(sid)
+            elif kind is ev.PermissionRequested:
+                self._permission(event)  # type: ignore[arg-type]
+            elif kind is ev.AgentRequestReceived:
+                rid = event.request_id  # type: ignore[attr-defined]
+                if rid in self.connection.pending_agent_requests():
+                    self._owed.append(self.connection.answer_method_not_found(rid))
+            for channel in self._subscribers:
+                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                    channel.send_nowait(event)
+        self._subscribers = [c for c in self._subscribers if not _is_closed(c)]
+
+    def _notify(self, session_id: str) -> None:
+        event = self._changed.pop(session_id, None)
+        if event is not None:
+            event.set()
+
+    async def _wait_change(self, session_id: str) -> None:
+        if self._closed.is_set():
+            raise self.exit_error or AgentExited("the agent is gone")
+        event = self._changed.get(session_id)
+        if event is None:
+            event = self._changed[session_id] = trio.Event()
+        await event.wait()
+        if self._closed.is_set():
+            raise self.exit_error or AgentExited("the agent is gone")
+
+    def _permission(self, event: ev.PermissionRequested) -> None:
+        session = self.connection.session(event.session_id)
+        perm = session.permissions.get(event.request_id)
+        if perm is None or perm.status != "pending" or self._nursery is None:
+            return
+        self._nursery.start_soon(self._decide_permission, perm)
+
+    async def _decide_permission(self, perm: PermissionState) -> None:
+        option: str | None = None
+        if self._on_permission is not None:
+            option = await self._on_permission(perm)
+        if (
+            perm.status != "pending"
+            or perm.request_id not in self.connection.pending_agent_requests()
+        ):
+            return
+        self._owed.append(self.connection.answer_permission(perm.request_id, option))
+        await self._flush()
+
+    # ------------------------------------------------------------------ writing
+
+    async def _write(self, data: bytes) -> None:
+        async with self._write_lock:
+            if self._recorder is not None:
+                for line in data.splitlines():
+                    if line:
+                        self._recorder.message("outgoing", line)
+            try:
+                await self._send.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise AgentExited(f"cannot write to the agent: {exc}") from exc
+
+    async def _transmit(self, data: bytes, *, responses: bool = False) -> None:
+        adapter = self._v1
+        if adapter is None:
+            await self._write(data)
+        else:
+            for line in data.splitlines():
+                if not line:
+                    continue
+                message = _to_v1(_PLAIN.decode(line))
+                await self._write(encode(message) + b"\n")
+                events: list[ev.Event] = []
+                for direction, out in adapter.feed("outgoing", message):
+                    if responses and direction == "outgoing":
+                        continue
+                    events.extend(self.connection.receive_message(out, direction))  # type: ignore[arg-type]
+                self._dispatch(events)
+        await self._flush()
+
+    async def _flush(self) -> None:
+        data = b"".join(self._owed) + self.connection.data_to_send()
+        self._owed.clear()
+        if data:
+            await self._transmit(data, responses=True)
+
+    async def _call(self, method: str, params: Any) -> Any:
+        if self._closed.is_set():
+            raise self.exit_error or AgentExited("the agent is gone")
+        sent = self.connection.send_request(method, params)
+        return await self._await_response(method, sent.request_id, sent.data)
+
+    async def _await_response(self, method: str, rid: int | str, data: bytes) -> Any:
+        waiter = self._waiting[rid] = trio.Event()
+        try:
+            await self._transmit(data)
+            if self._timeout is None:
+                await waiter.wait()
+            else:
+                with trio.move_on_after(self._timeout) as scope:
+                    await waiter.wait()
+                if scope.cancelled_caught:
+                    raise RequestTimeout(f"no response to {method} within {self._timeout} s")
+        finally:
+            self._waiting.pop(rid, None)
+        response = self._responses.pop(rid, None)
+        if response is None:
+            raise self.exit_error or AgentExited(f"the agent exited before answering {method}")
+        if response.error is not None:
+            raise RequestFailed(method, response.error)
+        return response.result
+
+    # --------------------------------------------------------------- the API
+
+    async def initialize(
+        self,
+        *,
+        name: str = "acp-client",
+        version: str = "0",
+        protocol_version: int = 2,
+        capabilities: s.ClientCapabilities | None = None,
+    ) -> Any:
+        """``initialize`` (protocol version 2); switches to the v1 adapter if the agent says 1.
+
+        Returns the decoded result (an ``InitializeResponse``).
+        """
+        sent = self.connection.send_initialize(
+            name=name, version=version, protocol_version=protocol_version, capabilities=capabilities
+        )
+        self._initialize_id = sent.request_id
+        self._initialize_params = msgspec.to_builtins(
+            s.InitializeRequest(
+                protocol_version=protocol_version,
+                info=s.Implementation(name=name, version=version),
+                capabilities=capabilities if capabilities is not None else s.ClientCapabilities(),
+            )
+        )
+        return await self._await_response("initialize", sent.request_id, sent.data)
+
+    async def new_session(self, cwd: str, *, mcp_servers: Sequence[Any] = ()) -> str:
+        """``session/new``; return the new session's id."""
+        params = s.NewSessionRequest(cwd=cwd, mcp_servers=list(mcp_servers))
+        result = await self._call("session/new", params)
+        if isinstance(result, s.NewSessionResponse):
+            return result.session_id
+        raise AgentError(f"session/new returned no session id: {result!r}")
+
+    async def resume_session(self, session_id: str, cwd: str, *, replay: bool = True) -> Any:
+        """``session/resume`` (with ``replay``, the agent replays its retained history)."""
+        params = s.ResumeSessionRequest(session_id=session_id, cwd=cwd, mcp_servers=[])
+        if replay:
+            params.replay_from = s.ReplayFromStart()
+        return await self._call("session/resume", params)
+
+    async def prompt(self, session_id: str, prompt: str | Sequence[s.ContentBlock]) -> PromptHandle:
+        """Send a prompt; return once the agent inserted it (with its ``messageId``).
+
+        Raises:
+            RequestFailed: the agent rejected the prompt (it was not inserted).
+        """
+        blocks = [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
+        sent = self.connection.send_prompt(session_id, blocks)
+        await self._await_response("session/prompt", sent.request_id, sent.data)
+        state = self.connection.prompt(sent.request_id)
+        session = self.connection.session(session_id)
+        turns = self._accepted_at.pop(sent.request_id, len(session.completed_turns))
+        return PromptHandle(self, state, turns)
+
+    async def wait_idle(self, session_id: str) -> None:
+        """Wait until the session's state is ``idle``."""
+        session = self.connection.session(session_id)
+        while session.state_name not in ("idle", None):
+            await self._wait_change(session_id)
+
+    async def cancel(self, session_id: str) -> None:
+        """``session/cancel`` (pending permission requests are answered ``cancelled``)."""
+        await self._transmit(self.connection.send_cancel(session_id))
+
+    async def close_session(self, session_id: str) -> None:
+        """``session/close``."""
+        await self._call("session/close", s.CloseSessionRequest(session_id=session_id))
+
+    async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> Any:
+        """``session/set_config_option``."""
+        params = s.SetSessionConfigOptionRequest(
+            session_id=session_id,
+            config_id=config_id,
+            type="boolean" if isinstance(value, bool) else "id",
+            value=value,
+        )
+        return await self._call("session/set_config_option", params)
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        """Send any request (an extension method, say) and return its raw result."""
+        return await self._call(method, params if params is not None else msgspec.UNSET)
+
+    async def aclose(self) -> None:
+        """Close the agent's stdin (the agent should exit)."""
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await self._send.aclose()
+
+
+def _is_closed(channel: trio.MemorySendChannel[ev.Event]) -> bool:
+    return bool(channel.statistics().open_receive_channels == 0)
+
+
+@asynccontextmanager
+async def open_agent(
+    command: Sequence[str],
+    *,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+    record: str | IO[bytes] | None = None,
+    on_permission: PermissionHandler | None = None,
+    request_timeout: float | None = None,
+    max_line: int = DEFAULT_MAX_LINE,
+    terminal_limit: int | None = None,
+    exit_timeout: float = 5.0,
+) -> AsyncIterator[AgentConnection]:
+    """Start an agent process and yield the :class:`AgentConnection` speaking to it.
+
+    ``record`` names a file (or gives a binary file object) that receives every message in
+    both directions and every stderr line, in the ``acp-client`` format. On exit the
+    agent's stdin is closed; a process still running after ``exit_timeout`` seconds is
+    killed.
+    """
+    recorder = Recorder(record) if record is not None else None
+    process = await trio.lowlevel.open_process(
+        list(command),
+        stdin=-1,
+        stdout=-1,
+        stderr=-1,
+        cwd=cwd,
+        env={**os.environ, **env} if env is not None else None,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    agent = AgentConnection(
+        process.stdin,
+        process.stdout,
+        stderr_stream=process.stderr,
+        recorder=recorder,
+        on_permission=on_permission,
+        request_timeout=request_timeout,
+        max_line=max_line,
+        terminal_limit=terminal_limit,
+    )
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(agent.run)
+            try:
+                yield agent
+            finally:
+                await agent.aclose()
+                with trio.move_on_after(exit_timeout):
+                    await process.wait()
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+                nursery.cancel_scope.cancel()
+    finally:
+        if process.returncode is None:
+            process.kill()
+        if recorder is not None:
+            recorder.close()
