@@ -1271,7 +1271,7 @@ class _Envelope(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True)
     jsonrpc: str = "2.0"
 
 
-class Request(_Envelope):
+class Request(_Envelope, kw_only=True):
     """A JSON-RPC request; ``params`` is the method's Struct when the method is known."""
 
     id: RequestId
@@ -1279,21 +1279,21 @@ class Request(_Envelope):
     params: Any = UNSET
 
 
-class Notification(_Envelope):
+class Notification(_Envelope, kw_only=True):
     """A JSON-RPC notification; ``params`` is the method's Struct when the method is known."""
 
     method: str
     params: Any = UNSET
 
 
-class Response(_Envelope):
+class Response(_Envelope, kw_only=True):
     """A JSON-RPC success response (``result`` decoded by whoever knows the request)."""
 
     id: RequestId | None
     result: Any = None
 
 
-class ErrorResponse(_Envelope):
+class ErrorResponse(_Envelope, kw_only=True):
     """A JSON-RPC error response."""
 
     id: RequestId | None

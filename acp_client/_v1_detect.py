@@ -38,8 +38,8 @@ def detect_v1(direction: str, message: Any) -> bool | None:
         if method == "initialize":
             if "clientCapabilities" in params or "clientInfo" in params:
                 return True
-            if "capabilities" in params or "info" in params:
-                return False
+            # A v2-shaped request decides nothing: a v1 agent may answer it with version 1,
+            # and the negotiated version is the one in the result.
             return None
         if method == "session/request_permission":
             if "toolCall" in params:

@@ -575,6 +575,17 @@ def _is_closed(channel: trio.MemorySendChannel[ev.Event]) -> bool:
 
 
 @asynccontextmanager
+async def _unwrapped() -> AsyncIterator[None]:
+    """Re-raise a lone exception out of the nursery's group (what the caller raised)."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
+@asynccontextmanager
 async def open_agent(
     command: Sequence[str],
     *,
@@ -615,7 +626,7 @@ async def open_agent(
         terminal_limit=terminal_limit,
     )
     try:
-        async with trio.open_nursery() as nursery:
+        async with _unwrapped(), trio.open_nursery() as nursery:
             await nursery.start(agent.run)
             try:
                 yield agent

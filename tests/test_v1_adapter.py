@@ -1523,7 +1523,7 @@ def test_full_mode_synthesises_no_state_before_first_prompt() -> None:
         ("incoming", res(0, {"protocolVersion": 2, "info": {}}), False),
         ("incoming", res(0, {"protocolVersion": 2, "agentCapabilities": {}}), True),
         ("outgoing", req(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}}), True),
-        ("outgoing", req(0, "initialize", {"protocolVersion": 2, "capabilities": {}}), False),
+        ("outgoing", req(0, "initialize", {"protocolVersion": 2, "capabilities": {}}), None),
         ("incoming", up({"sessionUpdate": "tool_call", "toolCallId": "c"}), True),
         ("incoming", up({"sessionUpdate": "plan", "entries": []}), True),
         ("incoming", up({"sessionUpdate": "current_mode_update", "currentModeId": "a"}), True),
