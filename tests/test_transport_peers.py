@@ -1,4 +1,4 @@
-"""acp_client.transport against real agents: the TypeScript SDK v2 agent and the Python SDK v1 agent.
+"""acp_client.transport against real agents: the TypeScript v2 agent and the Python v1 agent.
 
 Each test starts the agent as a subprocess, drives it through the public async API, then checks
 the reconciled snapshot and that the recording replays to the same snapshot.
