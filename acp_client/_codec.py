@@ -307,7 +307,9 @@ def convert(
         raise RemoteProtocolError(exc.message, path=exc.path, code=INVALID_PARAMS) from None
 
 
-class _FastUpdate(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+class _FastUpdate(s.Notification, forbid_unknown_fields=True, kw_only=True):
+    """A ``session/update`` notification decoded in one typed pass (a ``Notification``)."""
+
     jsonrpc: Literal["2.0"]
     method: Literal["session/update"]
     params: s.UpdateSessionNotification
@@ -351,11 +353,9 @@ class Decoder:
                 valid ones.
         """
         try:
-            fast = _FAST.decode(data)
+            return _FAST.decode(data)
         except (msgspec.ValidationError, msgspec.DecodeError):
             pass
-        else:
-            return s.Notification(method="session/update", params=fast.params)
         obj = _parse(data)
         if isinstance(obj, list):
             if not obj:
@@ -375,11 +375,9 @@ class Decoder:
         single -32600 error, and each invalid element of a batch its own error.
         """
         try:
-            fast = _FAST.decode(data)
+            return [_FAST.decode(data)]
         except (msgspec.ValidationError, msgspec.DecodeError):
             pass
-        else:
-            return [s.Notification(method="session/update", params=fast.params)]
         try:
             obj = _parse(data)
         except RemoteProtocolError as exc:

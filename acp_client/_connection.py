@@ -213,21 +213,37 @@ class Connection:
         """Feed bytes read from the agent's stdout (split anywhere); return the events."""
         events: list[ev.Event] = []
         sessions = self._sessions
+        append = events.append
         for line in self._lines.feed(data):
-            if type(line) is bytes:
-                try:
-                    params = _FAST_DECODE(line).params
-                except _FAST_ERRORS:
+            if type(line) is not bytes:
+                self._line_too_long(line, events)  # type: ignore[arg-type]
+                continue
+            try:
+                params = _FAST_DECODE(line).params
+            except _FAST_ERRORS:
+                if line.strip():
                     self._receive_line(line, events)
-                    continue
-                session = sessions.get(params.session_id)
-                if session is None or session.closed or self.line is not None:
-                    self._apply_update(params, events)
-                    continue
-                events.append(session.apply(params.update))
-                if session.side_events:
-                    events.extend(session.side_events)
-                    session.side_events.clear()
+                continue
+            session = sessions.get(params.session_id)
+            if session is None or session.closed or session.line is not None:
+                self._apply_update(params, events)
+                continue
+            update = params.update
+            session._ordinal += 1
+            handler = session._handlers.get(type(update))
+            append(handler(update) if handler is not None else session._unknown_update(update))
+            if session.side_events:
+                events.extend(session.side_events)
+                session.side_events.clear()
+        return events
+
+    def receive_eof(self) -> list[ev.Event]:
+        """The agent closed its stdout: handle a last line without a newline."""
+        events: list[ev.Event] = []
+        for line in self._lines.flush():
+            if type(line) is bytes:
+                if line.strip():
+                    self._receive_line(line, events)
             else:
                 self._line_too_long(line, events)  # type: ignore[arg-type]
         return events
@@ -244,16 +260,6 @@ class Connection:
     def next_request_id(self) -> int:
         """Allocate a request id (never reused) without sending anything."""
         return self._new_id()
-
-    def receive_eof(self) -> list[ev.Event]:
-        """The agent closed its stdout: handle a last line without a newline."""
-        events: list[ev.Event] = []
-        for line in self._lines.flush():
-            if type(line) is bytes:
-                self._receive_line(line, events)
-            else:
-                self._line_too_long(line, events)  # type: ignore[arg-type]
-        return events
 
     def _line_too_long(self, marker: LineTooLong, events: list[ev.Event]) -> None:
         error = RemoteProtocolError(
@@ -346,6 +352,8 @@ class Connection:
 
     def _dispatch(self, message: s.Message, direction: Direction, events: list[ev.Event]) -> None:
         kind = type(message)
+        if kind is _FastUpdate:
+            kind = s.Notification
         if direction == "incoming":
             if kind is s.Notification:
                 self._incoming_notification(message, events)  # type: ignore[arg-type]

@@ -57,15 +57,15 @@ ContentChange = Literal["unchanged", "replaced", "cleared"]
 """How an upsert changed a content list: omitted, a non-empty array, or ``null``/``[]``."""
 
 
-class Event(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+class Event(msgspec.Struct, frozen=True, gc=False):
     """Base of every event."""
 
 
-class _SessionEvent(Event, frozen=True, kw_only=True):
+class _SessionEvent(Event, frozen=True):
     session_id: str
 
 
-class MessageChunkAppended(_SessionEvent, frozen=True, kw_only=True):
+class MessageChunkAppended(_SessionEvent, frozen=True):
     """A chunk appended one block to a message (``created`` when it made the message)."""
 
     role: str
@@ -74,7 +74,7 @@ class MessageChunkAppended(_SessionEvent, frozen=True, kw_only=True):
     created: bool
 
 
-class MessageUpserted(_SessionEvent, frozen=True, kw_only=True):
+class MessageUpserted(_SessionEvent, frozen=True):
     """A whole-message update patched a message."""
 
     role: str
@@ -83,7 +83,7 @@ class MessageUpserted(_SessionEvent, frozen=True, kw_only=True):
     content: ContentChange
 
 
-class ToolCallChunkAppended(_SessionEvent, frozen=True, kw_only=True):
+class ToolCallChunkAppended(_SessionEvent, frozen=True):
     """A ``tool_call_content_chunk`` appended one content item."""
 
     tool_call_id: str
@@ -91,7 +91,7 @@ class ToolCallChunkAppended(_SessionEvent, frozen=True, kw_only=True):
     created: bool
 
 
-class ToolCallUpserted(_SessionEvent, frozen=True, kw_only=True):
+class ToolCallUpserted(_SessionEvent, frozen=True):
     """A ``tool_call_update`` (or a permission subject) patched a tool call."""
 
     tool_call_id: str
@@ -99,7 +99,7 @@ class ToolCallUpserted(_SessionEvent, frozen=True, kw_only=True):
     content: ContentChange
 
 
-class TerminalOutputAppended(_SessionEvent, frozen=True, kw_only=True):
+class TerminalOutputAppended(_SessionEvent, frozen=True):
     """A ``terminal_output_chunk`` appended bytes to a terminal."""
 
     terminal_id: str
@@ -107,7 +107,7 @@ class TerminalOutputAppended(_SessionEvent, frozen=True, kw_only=True):
     created: bool
 
 
-class TerminalUpserted(_SessionEvent, frozen=True, kw_only=True):
+class TerminalUpserted(_SessionEvent, frozen=True):
     """A ``terminal_update`` patched a terminal; ``output`` says what became of its bytes."""
 
     terminal_id: str
@@ -115,36 +115,36 @@ class TerminalUpserted(_SessionEvent, frozen=True, kw_only=True):
     output: ContentChange
 
 
-class PlanUpdated(_SessionEvent, frozen=True, kw_only=True):
+class PlanUpdated(_SessionEvent, frozen=True):
     """A plan's content was replaced."""
 
     plan_id: str
     created: bool
 
 
-class AvailableCommandsUpdated(_SessionEvent, frozen=True, kw_only=True):
+class AvailableCommandsUpdated(_SessionEvent, frozen=True):
     """The command list was replaced."""
 
 
-class ConfigOptionsUpdated(_SessionEvent, frozen=True, kw_only=True):
+class ConfigOptionsUpdated(_SessionEvent, frozen=True):
     """The config option list was replaced."""
 
 
-class SessionInfoUpdated(_SessionEvent, frozen=True, kw_only=True):
+class SessionInfoUpdated(_SessionEvent, frozen=True):
     """Session info (title, updatedAt, _meta) was patched."""
 
 
-class UsageUpdated(_SessionEvent, frozen=True, kw_only=True):
+class UsageUpdated(_SessionEvent, frozen=True):
     """Context usage / cost changed."""
 
 
-class NoticeReceived(_SessionEvent, frozen=True, kw_only=True):
+class NoticeReceived(_SessionEvent, frozen=True):
     """A notice arrived (live information, not history)."""
 
     notice: Any
 
 
-class CompactionUpserted(_SessionEvent, frozen=True, kw_only=True):
+class CompactionUpserted(_SessionEvent, frozen=True):
     """A ``compaction_update`` patched a compaction."""
 
     compaction_id: str
@@ -152,7 +152,7 @@ class CompactionUpserted(_SessionEvent, frozen=True, kw_only=True):
     summary: ContentChange
 
 
-class CompactionChunkAppended(_SessionEvent, frozen=True, kw_only=True):
+class CompactionChunkAppended(_SessionEvent, frozen=True):
     """A ``compaction_summary_chunk`` appended one summary block."""
 
     compaction_id: str
@@ -160,7 +160,7 @@ class CompactionChunkAppended(_SessionEvent, frozen=True, kw_only=True):
     created: bool
 
 
-class StateChanged(_SessionEvent, frozen=True, kw_only=True):
+class StateChanged(_SessionEvent, frozen=True):
     """A ``state_update`` replaced the foreground snapshot.
 
     ``turn_completed`` is true when this moved the session into ``idle`` from a non-idle
@@ -172,57 +172,57 @@ class StateChanged(_SessionEvent, frozen=True, kw_only=True):
     turn_completed: bool
 
 
-class UnknownUpdateReceived(_SessionEvent, frozen=True, kw_only=True):
+class UnknownUpdateReceived(_SessionEvent, frozen=True):
     """An update of an unknown or custom kind, kept verbatim."""
 
     update: dict[str, Any]
 
 
-class UpdateRejected(_SessionEvent, frozen=True, kw_only=True):
+class UpdateRejected(_SessionEvent, frozen=True):
     """A ``session/update`` that could not be applied (kept raw, with its error)."""
 
     error: RemoteProtocolError
     raw: Any
 
 
-class SessionCreated(_SessionEvent, frozen=True, kw_only=True):
+class SessionCreated(_SessionEvent, frozen=True):
     """A session was seen for the first time (``announced`` when by a setup exchange)."""
 
     announced: bool
 
 
-class SessionAnnounced(_SessionEvent, frozen=True, kw_only=True):
+class SessionAnnounced(_SessionEvent, frozen=True):
     """A ``session/new`` or ``session/resume`` exchange for the session succeeded."""
 
 
-class SessionClosed(_SessionEvent, frozen=True, kw_only=True):
+class SessionClosed(_SessionEvent, frozen=True):
     """``session/close`` succeeded (or was answered -32002)."""
 
 
-class ReplayStarted(_SessionEvent, frozen=True, kw_only=True):
+class ReplayStarted(_SessionEvent, frozen=True):
     """A ``session/resume`` with ``replayFrom`` was sent: history is being replayed."""
 
 
-class ReplayFinished(_SessionEvent, frozen=True, kw_only=True):
+class ReplayFinished(_SessionEvent, frozen=True):
     """The replay ended; ``unretained`` entries were not reported again."""
 
     ok: bool
     unretained: int
 
 
-class CancelRequested(_SessionEvent, frozen=True, kw_only=True):
+class CancelRequested(_SessionEvent, frozen=True):
     """``session/cancel`` was sent: the listed tool calls are now shown cancelled locally."""
 
     tool_call_ids: tuple[str, ...]
 
 
-class PromptSent(_SessionEvent, frozen=True, kw_only=True):
+class PromptSent(_SessionEvent, frozen=True):
     """A ``session/prompt`` request was sent."""
 
     request_id: int | str
 
 
-class PromptAccepted(_SessionEvent, frozen=True, kw_only=True):
+class PromptAccepted(_SessionEvent, frozen=True):
     """The prompt was inserted; ``echoed`` if its user message was already applied."""
 
     request_id: int | str
@@ -230,41 +230,41 @@ class PromptAccepted(_SessionEvent, frozen=True, kw_only=True):
     echoed: bool
 
 
-class PromptRejected(_SessionEvent, frozen=True, kw_only=True):
+class PromptRejected(_SessionEvent, frozen=True):
     """The prompt was not inserted (error response)."""
 
     request_id: int | str
     error: Any
 
 
-class PromptEchoed(_SessionEvent, frozen=True, kw_only=True):
+class PromptEchoed(_SessionEvent, frozen=True):
     """The user-message update for an accepted prompt was applied."""
 
     request_id: int | str
     message_id: str
 
 
-class PermissionRequested(_SessionEvent, frozen=True, kw_only=True):
+class PermissionRequested(_SessionEvent, frozen=True):
     """The agent asks for permission; answer with ``Connection.answer_permission``."""
 
     request_id: int | str
     request: Any
 
 
-class PermissionAnswered(_SessionEvent, frozen=True, kw_only=True):
+class PermissionAnswered(_SessionEvent, frozen=True):
     """A permission request was answered (``outcome`` as sent)."""
 
     request_id: int | str
     outcome: Any
 
 
-class PermissionWithdrawn(_SessionEvent, frozen=True, kw_only=True):
+class PermissionWithdrawn(_SessionEvent, frozen=True):
     """The agent withdrew a pending permission request with ``$/cancel_request``."""
 
     request_id: int | str
 
 
-class AgentRequestReceived(Event, frozen=True, kw_only=True):
+class AgentRequestReceived(Event, frozen=True):
     """The agent sent a request acp_client does not handle (answer it or let it fail)."""
 
     request_id: int | str
@@ -272,7 +272,7 @@ class AgentRequestReceived(Event, frozen=True, kw_only=True):
     params: Any
 
 
-class ResponseReceived(Event, frozen=True, kw_only=True):
+class ResponseReceived(Event, frozen=True):
     """A response to one of the client's requests (``error`` set for an error response)."""
 
     request_id: int | str
@@ -282,13 +282,13 @@ class ResponseReceived(Event, frozen=True, kw_only=True):
     session_id: str | None
 
 
-class UnmatchedResponseReceived(Event, frozen=True, kw_only=True):
+class UnmatchedResponseReceived(Event, frozen=True):
     """A response whose request is unknown (kept raw, with a diagnostic)."""
 
     message: Any
 
 
-class InvalidMessageReceived(Event, frozen=True, kw_only=True):
+class InvalidMessageReceived(Event, frozen=True):
     """A line or message that could not be understood (kept raw, with a diagnostic)."""
 
     error: RemoteProtocolError

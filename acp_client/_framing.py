@@ -1,8 +1,8 @@
 r"""Newline-delimited JSON framing with a line-size limit (ACP-V2-CLIENT-STATE.md 1.1).
 
 Bytes arrive split anywhere; :class:`LineBuffer` hands out whole lines (without the
-``\\n`` and an optional ``\\r`` before it). Pending bytes are kept as a list of pieces and
-joined once per line, so a long line arriving in many reads costs linear time.
+``\n``), splitting each read in one C-level pass. Pending bytes are kept as a list of pieces
+and joined once per line, so a long line arriving in many reads costs linear time.
 """
 
 from __future__ import annotations
@@ -41,50 +41,49 @@ class LineBuffer:
         self._discarding = 0
 
     def feed(self, data: bytes) -> list[bytes | LineTooLong]:
-        """Add bytes; return every line completed by them, in order."""
+        r"""Add bytes; return every line completed by them, in order.
+
+        Lines are returned as read: a trailing ``\r`` and blank lines are left for the
+        consumer (JSON treats both as whitespace).
+        """
+        if b"\n" not in data:
+            self._hold(data)
+            return []
         out: list[bytes | LineTooLong] = []
-        start = 0
-        find = data.find
-        while True:
-            end = find(b"\n", start)
-            if end < 0:
-                break
-            if self._pending or self._discarding:
-                piece = data[start:end]
-                size = self._pending_size + len(piece) + self._discarding
-                if self._discarding or size > self.max_line:
-                    out.append(LineTooLong(size))
-                    line = None
-                else:
-                    self._pending.append(piece)
-                    line = b"".join(self._pending)
-                self._pending = []
-                self._pending_size = 0
-                self._discarding = 0
+        if self._pending or self._discarding:
+            head, _, data = data.partition(b"\n")
+            size = self._pending_size + len(head) + self._discarding
+            if self._discarding or size > self.max_line:
+                out.append(LineTooLong(size))
             else:
-                if end - start > self.max_line:
-                    out.append(LineTooLong(end - start))
-                    line = None
-                else:
-                    line = data[start:end]
-            if line is not None:
-                if line.endswith(b"\r"):
-                    line = line[:-1]
-                if line.strip():
-                    out.append(line)
-            start = end + 1
-        if start < len(data):
-            rest = data[start:]
-            if self._discarding:
-                self._discarding += len(rest)
-            elif self._pending_size + len(rest) > self.max_line:
-                self._discarding = self._pending_size + len(rest)
-                self._pending = []
-                self._pending_size = 0
-            else:
-                self._pending.append(rest)
-                self._pending_size += len(rest)
+                self._pending.append(head)
+                out.append(b"".join(self._pending))
+            self._pending = []
+            self._pending_size = 0
+            self._discarding = 0
+        lines = data.split(b"\n")
+        tail = lines.pop()
+        if len(data) > self.max_line:
+            limit = self.max_line
+            out.extend(line if len(line) <= limit else LineTooLong(len(line)) for line in lines)
+        elif out:
+            out.extend(lines)
+        else:
+            out = lines  # type: ignore[assignment]
+        if tail:
+            self._hold(tail)
         return out
+
+    def _hold(self, rest: bytes) -> None:
+        if self._discarding:
+            self._discarding += len(rest)
+        elif self._pending_size + len(rest) > self.max_line:
+            self._discarding = self._pending_size + len(rest)
+            self._pending = []
+            self._pending_size = 0
+        else:
+            self._pending.append(rest)
+            self._pending_size += len(rest)
 
     def flush(self) -> list[bytes | LineTooLong]:
         r"""End of stream: return a last line that had no ``\\n`` (if any)."""
@@ -92,9 +91,7 @@ class LineBuffer:
         if self._discarding:
             out.append(LineTooLong(self._discarding))
         elif self._pending:
-            line = b"".join(self._pending)
-            if line.strip():
-                out.append(line)
+            out.append(b"".join(self._pending))
         self._pending = []
         self._pending_size = 0
         self._discarding = 0

@@ -57,7 +57,6 @@ __all__ = ["Session", "Lifecycle"]
 Lifecycle = Literal["open", "replaying", "closing", "closed"]
 _ACTIVE = frozenset({"running", "requires_action"})
 _KNOWN_STATES = frozenset({"running", "idle", "requires_action"})
-_Handler = Callable[["Session", Any], ev.Event]
 
 
 class Session:
@@ -100,10 +99,13 @@ class Session:
         self.line: int | None = None
         self._ordinal = 0
         self._timeline: list[TimelineEntry] = []
+        self._user: dict[str, MessageState] = {}
+        self._agent: dict[str, MessageState] = {}
+        self._thought: dict[str, MessageState] = {}
         self._messages: dict[str, dict[str, MessageState]] = {
-            "user": {},
-            "agent": {},
-            "thought": {},
+            "user": self._user,
+            "agent": self._agent,
+            "thought": self._thought,
         }
         self._tool_calls: dict[str, ToolCallState] = {}
         self._terminals: dict[str, TerminalState] = {}
@@ -131,6 +133,9 @@ class Session:
         self._awaiting_echo: dict[str, list[PromptState]] = {}
         self.permissions: dict[int | str, PermissionState] = {}
         self.side_events: list[ev.Event] = []
+        self._handlers: dict[type[Any], Callable[[Any], ev.Event]] = {
+            cls: getattr(self, name) for cls, name in _HANDLER_NAMES.items()
+        }
 
     # ----------------------------------------------------------------- read access
 
@@ -209,7 +214,10 @@ class Session:
     def apply(self, update: s.SessionUpdate) -> ev.Event:
         """Apply one update payload and return the event that says what changed."""
         self._ordinal += 1
-        return _HANDLERS.get(type(update), Session._unknown_update)(self, update)
+        handler = self._handlers.get(type(update))
+        if handler is None:
+            return self._unknown_update(update)
+        return handler(update)
 
     def _note(
         self, code: str, message: str, severity: Literal["warning", "error"] = "warning"
@@ -251,8 +259,7 @@ class Session:
                         )
                     )
 
-    def _chunk(self, u: s.ContentChunk) -> ev.Event:
-        role: Role = u.role  # type: ignore[attr-defined]
+    def _chunk_slow(self, role: Role, u: s.ContentChunk) -> ev.Event:
         msg = self._messages[role].get(u.message_id)
         created = msg is None
         if msg is None:
@@ -264,13 +271,26 @@ class Session:
             msg.chunk_meta[len(content)] = u.meta
         content.append(u.content)
         msg.last_changed = self._ordinal
-        return ev.MessageChunkAppended(
-            session_id=self.session_id,
-            role=role,
-            message_id=u.message_id,
-            block=u.content,
-            created=created,
-        )
+        return ev.MessageChunkAppended(self.session_id, role, u.message_id, u.content, created)
+
+    def _agent_chunk(self, u: s.ContentChunk) -> ev.Event:
+        msg = self._agent.get(u.message_id)
+        if msg is None or u.meta:
+            return self._chunk_slow("agent", u)
+        msg._content.append(u.content)
+        msg.last_changed = self._ordinal
+        return ev.MessageChunkAppended(self.session_id, "agent", u.message_id, u.content, False)
+
+    def _thought_chunk(self, u: s.ContentChunk) -> ev.Event:
+        msg = self._thought.get(u.message_id)
+        if msg is None or u.meta:
+            return self._chunk_slow("thought", u)
+        msg._content.append(u.content)
+        msg.last_changed = self._ordinal
+        return ev.MessageChunkAppended(self.session_id, "thought", u.message_id, u.content, False)
+
+    def _user_chunk(self, u: s.ContentChunk) -> ev.Event:
+        return self._chunk_slow("user", u)
 
     def _message(self, u: s._MessageUpsert) -> ev.Event:
         role: Role = u.role  # type: ignore[attr-defined]
@@ -368,12 +388,7 @@ class Session:
         if type(u.content) is s.Terminal:
             self._terminal(u.content.terminal_id)
         call.last_changed = self._ordinal
-        return ev.ToolCallChunkAppended(
-            session_id=self.session_id,
-            tool_call_id=u.tool_call_id,
-            item=u.content,
-            created=created,
-        )
+        return ev.ToolCallChunkAppended(self.session_id, u.tool_call_id, u.content, created)
 
     def _terminal(self, terminal_id: str) -> tuple[TerminalState, bool]:
         term = self._terminals.get(terminal_id)
@@ -432,9 +447,7 @@ class Session:
         term, created = self._terminal(u.terminal_id)
         term.append(data)
         term.last_changed = self._ordinal
-        return ev.TerminalOutputAppended(
-            session_id=self.session_id, terminal_id=u.terminal_id, data=data, created=created
-        )
+        return ev.TerminalOutputAppended(self.session_id, u.terminal_id, data, created)
 
     def _plan(self, u: s.PlanUpdate) -> ev.Event:
         plan = u.plan
@@ -691,7 +704,8 @@ class Session:
         self._previous = {entry.key: entry for entry in self._timeline}
         self._previous_side = (self._terminals, self._plans)
         self._timeline = []
-        self._messages = {"user": {}, "agent": {}, "thought": {}}
+        self._user, self._agent, self._thought = {}, {}, {}
+        self._messages = {"user": self._user, "agent": self._agent, "thought": self._thought}
         self._tool_calls = {}
         self._terminals = {}
         self._plans = {}
@@ -733,24 +747,24 @@ class Session:
         )
 
 
-_HANDLERS: dict[type[Any], _Handler] = {
-    s.UserMessageChunk: Session._chunk,
-    s.AgentMessageChunk: Session._chunk,
-    s.AgentThoughtChunk: Session._chunk,
-    s.UserMessage: Session._message,
-    s.AgentMessage: Session._message,
-    s.AgentThought: Session._message,
-    s.StateUpdate: Session._state_update,
-    s.ToolCallContentChunk: Session._tool_call_chunk,
-    s.ToolCallUpdate: Session._tool_call_update,
-    s.TerminalUpdate: Session._terminal_update,
-    s.TerminalOutputChunk: Session._terminal_chunk,
-    s.PlanUpdate: Session._plan,
-    s.AvailableCommandsUpdate: Session._commands,
-    s.ConfigOptionUpdate: Session._config,
-    s.SessionInfoUpdate: Session._session_info,
-    s.UsageUpdate: Session._usage,
-    s.Notice: Session._notice,
-    s.CompactionUpdate: Session._compaction_update,
-    s.CompactionSummaryChunk: Session._compaction_chunk,
+_HANDLER_NAMES: dict[type[Any], str] = {
+    s.UserMessageChunk: "_user_chunk",
+    s.AgentMessageChunk: "_agent_chunk",
+    s.AgentThoughtChunk: "_thought_chunk",
+    s.UserMessage: "_message",
+    s.AgentMessage: "_message",
+    s.AgentThought: "_message",
+    s.StateUpdate: "_state_update",
+    s.ToolCallContentChunk: "_tool_call_chunk",
+    s.ToolCallUpdate: "_tool_call_update",
+    s.TerminalUpdate: "_terminal_update",
+    s.TerminalOutputChunk: "_terminal_chunk",
+    s.PlanUpdate: "_plan",
+    s.AvailableCommandsUpdate: "_commands",
+    s.ConfigOptionUpdate: "_config",
+    s.SessionInfoUpdate: "_session_info",
+    s.UsageUpdate: "_usage",
+    s.Notice: "_notice",
+    s.CompactionUpdate: "_compaction_update",
+    s.CompactionSummaryChunk: "_compaction_chunk",
 }

@@ -314,6 +314,8 @@ class AgentConnection:
             conn._line_too_long(line, events)
             self._dispatch(events)
             return
+        if not line.strip():
+            return
         if self._recorder is not None:
             self._recorder.message("incoming", line)
         if self._v1 is None and self._initialize_id is not None:

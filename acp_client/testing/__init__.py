@@ -1,0 +1,18 @@
+"""acp_client.testing: tools for testing ACP clients, acp_client included.
+
+- :class:`FakeAgent` scripts a valid ACP v2 exchange (both directions) and writes it as
+  wire bytes or as any stored-log format the replay reader accepts.
+- :class:`ReferenceModel` is a deliberately simple, independent model of the
+  client-state rules: feed it a conversation, compare its ``snapshot()`` with yours.
+- :mod:`acp_client.testing.strategies` (needs hypothesis, the ``testing`` extra) has
+  hypothesis strategies for content, updates, whole conversations, chunkings and logs.
+
+Importing this package does not import hypothesis.
+"""
+
+from __future__ import annotations
+
+from ._fake_agent import LOG_FORMATS, FakeAgent, StoredLog, log_lines
+from ._model import ReferenceModel
+
+__all__ = ["LOG_FORMATS", "FakeAgent", "ReferenceModel", "StoredLog", "log_lines"]

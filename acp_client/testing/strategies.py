@@ -1,0 +1,49 @@
+"""Hypothesis strategies for testing ACP v2 clients (needs the ``testing`` extra).
+
+Values (all valid against the protocol's v2 JSON Schema unless noted):
+
+- :func:`content_blocks` - ContentBlock objects, custom ``_x`` types included.
+- :func:`updates` - ``session/update`` payloads of every variant; ``damaged=True`` adds
+  the damage lenient decoding must absorb; :func:`damaged_update_pairs` gives
+  ``(damaged, clean)`` pairs.
+- :func:`conversations` - whole exchanges of a session, valid by construction.
+- :func:`prompt_echo_interleavings` - the legal orders of a prompt response and its echo.
+- :func:`rechunkings`, :func:`chunked_message_updates` - the ways to chunk a message.
+- :func:`terminal_byte_splits`, :func:`byte_stream_splits` - the ways to split bytes.
+- :func:`v1_streams` - ACP v1 traffic for the v1 adapter.
+- :func:`stored_logs` - a conversation written in each stored-log format.
+
+Every strategy validates its arguments when it is built and raises
+:class:`hypothesis.errors.InvalidArgument` for bad ones.
+"""
+
+from __future__ import annotations
+
+from ._strategies_content import CONTENT_BLOCK_KINDS, content_blocks
+from ._strategies_conversations import (
+    byte_stream_splits,
+    chunked_message_updates,
+    conversations,
+    prompt_echo_interleavings,
+    rechunkings,
+    stored_logs,
+    terminal_byte_splits,
+    v1_streams,
+)
+from ._strategies_updates import UPDATE_KINDS, damaged_update_pairs, updates
+
+__all__ = [
+    "CONTENT_BLOCK_KINDS",
+    "UPDATE_KINDS",
+    "byte_stream_splits",
+    "chunked_message_updates",
+    "content_blocks",
+    "conversations",
+    "damaged_update_pairs",
+    "prompt_echo_interleavings",
+    "rechunkings",
+    "stored_logs",
+    "terminal_byte_splits",
+    "updates",
+    "v1_streams",
+]

@@ -1,0 +1,303 @@
+"""acp_client.testing.strategies: generated values are valid, cover everything, and
+arguments are checked when a strategy is built."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, event, find, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from acp_client.testing import LOG_FORMATS, FakeAgent, ReferenceModel
+from acp_client.testing.strategies import (
+    CONTENT_BLOCK_KINDS,
+    UPDATE_KINDS,
+    byte_stream_splits,
+    chunked_message_updates,
+    content_blocks,
+    conversations,
+    damaged_update_pairs,
+    prompt_echo_interleavings,
+    rechunkings,
+    stored_logs,
+    terminal_byte_splits,
+    updates,
+    v1_streams,
+)
+
+SCHEMAS = (
+    Path(__file__).parent / "peers" / "node_modules" / "@agentclientprotocol" / "sdk" / "schema"
+)
+FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@cache
+def _schema(version: str) -> dict[str, Any]:
+    path = SCHEMAS / version / "schema.json"
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"the official ACP schema is missing: {path}")
+        pytest.skip(f"the official ACP schema is not installed ({path})")
+    return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+@cache
+def _validator(version: str, definition: str | None = None) -> jsonschema.Draft202012Validator:
+    schema = _schema(version)
+    if definition is not None:
+        schema = {"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
+    return jsonschema.Draft202012Validator(schema)
+
+
+def validate_update(update: dict[str, Any]) -> None:
+    _validator("v2", "UpdateSessionNotification").validate({"sessionId": "s", "update": update})
+
+
+def validate_message(message: dict[str, Any], version: str = "v2") -> None:
+    if message.get("method") == "session/update" and version == "v2":
+        _validator("v2", "UpdateSessionNotification").validate(message["params"])
+    _validator(version).validate(message)
+
+
+# -- validity against the official schema -------------------------------------------------
+
+
+@FAST
+@given(updates())
+def test_updates_are_valid(update: dict[str, Any]) -> None:
+    event(update["sessionUpdate"] if update["sessionUpdate"] in UPDATE_KINDS else "custom")
+    validate_update(update)
+
+
+@FAST
+@given(damaged_update_pairs())
+def test_damaged_updates_break_the_schema_and_clean_ones_do_not(
+    pair: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    damaged, clean = pair
+    validate_update(clean)
+    if damaged != clean:
+        assert not _validator("v2", "UpdateSessionNotification").is_valid(
+            {"sessionId": "s", "update": damaged}
+        )
+
+
+@FAST
+@given(updates(damaged=True))
+def test_damaged_option_keeps_variant(update: dict[str, Any]) -> None:
+    assert isinstance(update["sessionUpdate"], str)
+
+
+@FAST
+@given(content_blocks())
+def test_content_blocks_are_valid(block: dict[str, Any]) -> None:
+    _validator("v2", "ContentBlock").validate(block)
+
+
+@SLOW
+@given(conversations())
+def test_conversations_are_valid(exchange: list[tuple[str, dict[str, Any]]]) -> None:
+    for direction, message in exchange:
+        assert direction in ("incoming", "outgoing")
+        validate_message(message)
+
+
+@SLOW
+@given(v1_streams())
+def test_v1_streams_are_valid_v1(exchange: list[tuple[str, dict[str, Any]]]) -> None:
+    for _, message in exchange:
+        validate_message(message, "v1")
+    assert exchange[0][1]["params"]["protocolVersion"] == 1
+    assert "stopReason" in exchange[-1][1]["result"]
+
+
+# -- coverage -----------------------------------------------------------------------------
+
+
+def test_conversations_reach_every_variant_and_both_echo_orders() -> None:
+    seen: set[str] = set()
+    orders: set[str] = set()
+
+    @settings(
+        max_examples=200,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(conversations())
+    def collect(exchange: list[tuple[str, dict[str, Any]]]) -> None:
+        response_at: dict[str, int] = {}
+        echo_at: dict[str, int] = {}
+        prompt_ids = {m["id"] for d, m in exchange if m.get("method") == "session/prompt"}
+        for i, (_, m) in enumerate(exchange):
+            if m.get("method") == "session/update":
+                u = m["params"]["update"]
+                seen.add(u["sessionUpdate"])
+                if u["sessionUpdate"] in ("user_message", "user_message_chunk"):
+                    echo_at.setdefault(u["messageId"], i)
+            elif m.get("id") in prompt_ids and isinstance(m.get("result"), dict):
+                response_at.setdefault(m["result"].get("messageId"), i)
+        for mid, at in response_at.items():
+            if mid in echo_at:
+                order = "response-first" if at < echo_at[mid] else "echo-first"
+                orders.add(order)
+                event(order)
+
+    collect()
+    assert set(UPDATE_KINDS) <= seen, set(UPDATE_KINDS) - seen
+    assert any(k.startswith("_") for k in seen)  # custom variants too
+    assert orders == {"response-first", "echo-first"}
+
+
+def test_updates_reach_every_variant() -> None:
+    seen: set[str] = set()
+
+    @settings(max_examples=300, deadline=None, database=None, derandomize=True)
+    @given(updates())
+    def collect(update: dict[str, Any]) -> None:
+        seen.add(update["sessionUpdate"])
+
+    collect()
+    assert set(UPDATE_KINDS) <= seen
+
+
+# -- splits and chunkings -----------------------------------------------------------------
+
+
+@FAST
+@given(st.binary(max_size=40).flatmap(lambda d: st.tuples(st.just(d), byte_stream_splits(d))))
+def test_byte_stream_splits_cover_the_data(case: tuple[bytes, list[bytes]]) -> None:
+    data, pieces = case
+    assert b"".join(pieces) == data and all(pieces)
+
+
+def test_terminal_byte_splits_cut_inside_utf8() -> None:
+    data = "a🌍b€".encode()
+
+    def inside(pieces: list[bytes]) -> bool:
+        return any(p[:1] and p[0] & 0xC0 == 0x80 for p in pieces)
+
+    pieces = find(terminal_byte_splits(data), inside, settings=settings(database=None))
+    assert b"".join(pieces) == data
+
+
+@FAST
+@given(st.text().flatmap(lambda t: st.tuples(st.just(t), rechunkings(t))))
+def test_text_rechunkings(case: tuple[str, list[str]]) -> None:
+    text, pieces = case
+    assert "".join(pieces) == text
+    assert all(pieces) or pieces == [""]
+
+
+@FAST
+@given(
+    st.lists(content_blocks(["text"]), max_size=4).flatmap(
+        lambda b: st.tuples(st.just(b), rechunkings(b))
+    )
+)
+def test_block_rechunkings(case: tuple[list[Any], list[list[Any]]]) -> None:
+    blocks, groups = case
+    assert [b for g in groups for b in g] == blocks and all(groups)
+
+
+def _prompt_parts() -> tuple[Any, Any, list[Any]]:
+    a = FakeAgent().prompt(1, "hi").prompt_response(1, "u1").user_chunk("u1", "h")
+    a.user_chunk("u1", "i")
+    req, resp, *echo = a.messages
+    return req, resp, echo
+
+
+@FAST
+@given(prompt_echo_interleavings(*_prompt_parts(), others=FakeAgent().state("running").messages))
+def test_interleavings_keep_each_order(exchange: list[Any]) -> None:
+    req, resp, echo = _prompt_parts()
+    assert exchange[0] == req and resp in exchange and len(exchange) == 5
+    positions = [exchange.index(e) for e in echo]
+    assert positions == sorted(positions)
+
+
+@FAST
+@given(stored_logs())
+def test_stored_logs_are_text(log: Any) -> None:
+    assert log.format in LOG_FORMATS and log.text.endswith("\n") and log.messages
+
+
+# -- argument validation ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: content_blocks(["nope"]),
+        lambda: content_blocks("text"),
+        lambda: content_blocks([]),
+        lambda: updates(["tool_call"]),
+        lambda: updates(damaged="yes"),
+        lambda: damaged_update_pairs(["nope"]),
+        lambda: conversations(max_turns=0),
+        lambda: conversations(session_id=""),
+        lambda: conversations(resume="yes"),
+        lambda: rechunkings(42),
+        lambda: chunked_message_updates("system", "m", []),
+        lambda: chunked_message_updates("agent", "m", "text"),
+        lambda: terminal_byte_splits("text"),
+        lambda: byte_stream_splits(None),
+        lambda: prompt_echo_interleavings({"method": "x"}, {}, []),
+        lambda: prompt_echo_interleavings(*_prompt_parts()[:2], []),
+        lambda: v1_streams(max_turns=True),
+        lambda: stored_logs("csv"),
+        lambda: stored_logs(exchanges=[1]),
+    ],
+)
+def test_bad_arguments_fail_when_built(build: Any) -> None:
+    with pytest.raises(InvalidArgument):
+        build()
+
+
+def test_kind_constants() -> None:
+    assert len(UPDATE_KINDS) == 19 and "unknown" in CONTENT_BLOCK_KINDS
+
+
+# -- the README's "Property-test your client" example, verbatim ---------------------------
+
+
+def render(snapshot: dict[str, Any]) -> str:
+    """Your UI: one line per message, its text blocks joined."""
+    lines = []
+    for session in snapshot["sessions"]:
+        for entry in session["timeline"]:
+            if entry["entry"] == "message":
+                text = "".join(block.get("text", "") for block in entry["content"])
+                lines.append(f"{entry['role']}: {text}")
+    return "\n".join(lines)
+
+
+@st.composite
+def exchanges(draw: st.DrawFn) -> tuple[str, list[Any]]:
+    reply = draw(st.text(min_size=1))
+    agent = FakeAgent("s1").prompt(1, "hi").prompt_response(1, "u1").user_message("u1", "hi")
+    request, response, echo = agent.messages
+    running = FakeAgent("s1").state("running").messages
+    start = draw(prompt_echo_interleavings(request, response, [echo], running))
+    output = FakeAgent("s1")
+    for piece in draw(rechunkings(reply)):  # every way to stream the reply
+        output.agent_chunk("a1", piece)
+    output.state("idle", stop_reason="end_turn")
+    return reply, start + output.messages
+
+
+@given(exchanges())
+def test_render_ignores_chunking_and_arrival_order(case: tuple[str, list[Any]]) -> None:
+    reply, exchange = case
+    model = ReferenceModel()  # or your own client, fed the same messages
+    model.feed_all(exchange)
+    assert render(model.snapshot()) == f"user: hi\nagent: {reply}"
