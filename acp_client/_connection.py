@@ -486,9 +486,11 @@ class Connection:
     def _setup_lists(self, session: Session, pending: _Pending, result: Any) -> None:
         commands = getattr(result, "available_commands", UNSET)
         config = getattr(result, "config_options", UNSET)
-        if session.commands_updates == pending.commands_mark or pending.commands_mark < 0:
+        # R50: only if no update of that kind was applied since the request was sent (a
+        # session unknown at send time had none before it).
+        if session.commands_updates == max(pending.commands_mark, 0):
             session.available_commands = list(commands) if isinstance(commands, list) else []
-        if session.config_updates == pending.config_mark or pending.config_mark < 0:
+        if session.config_updates == max(pending.config_mark, 0):
             session.config_options = list(config) if isinstance(config, list) else []
 
     def _on_new_session(

@@ -127,6 +127,10 @@ class Session:
         self._notices: list[Any] = []
         self._unknown: list[dict[str, Any]] = []
         self._unretained: list[TimelineEntry] = []
+        self.unretained_terminals: dict[str, TerminalState] = {}
+        """Terminals a history replay did not report again (not in the snapshot)."""
+        self.unretained_plans: dict[str, PlanState] = {}
+        """Plans a history replay did not report again (not in the snapshot)."""
         self._previous: dict[tuple[str, str], TimelineEntry] | None = None
         self._previous_side: tuple[dict[str, TerminalState], dict[str, PlanState]] | None = None
         self.prompts: list[PromptState] = []
@@ -727,11 +731,15 @@ class Session:
                         if prompt.message_id == entry.message_id and prompt.status == "accepted":
                             prompt.not_retained = True
         if self._previous_side is not None:
+            # Terminals and plans the replay did not report again leave the current state
+            # too (section 12.3 step 4); they are kept here, outside the snapshot's lists.
             old_terminals, old_plans = self._previous_side
             for tid, term in old_terminals.items():
-                self._terminals.setdefault(tid, term)
+                if tid not in self._terminals:
+                    self.unretained_terminals[tid] = term
             for pid, plan in old_plans.items():
-                self._plans.setdefault(pid, plan)
+                if pid not in self._plans:
+                    self.unretained_plans[pid] = plan
             self._previous_side = None
         self._turn_start_index = len(self._timeline)
         if self.lifecycle == "replaying":

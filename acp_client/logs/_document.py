@@ -1,0 +1,107 @@
+"""Document mode: a log that is one (pretty-printed) JSON document (LOG-FORMATS.md 1.2).
+
+The text is read as a sequence of JSON values separated by whitespace. A top-level array
+contributes its elements as records, any other value is one record. Each record's line is the
+line of its first character. Decoding stops at the first value that does not decode.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["DocumentError", "iter_document"]
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _skip(text: str, pos: int) -> int:
+    """Position of the first non-whitespace character at or after ``pos``."""
+    match = _WS.match(text, pos)
+    assert match is not None  # the pattern matches the empty string
+    return match.end()
+
+
+class DocumentError(Exception):
+    """A value of the document does not decode; ``line`` is where it starts."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def iter_document(data: bytes, first_line: int) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line, record)`` for each record of the document ``data``.
+
+    ``first_line`` is the line number of the first line of ``data``.
+
+    Raises:
+        DocumentError: at the first value that does not decode (after the records before it
+            were yielded).
+    """
+    try:
+        text = data.decode("utf-8")
+        bad_utf8: int | None = None
+    except UnicodeDecodeError as exc:
+        text = data[: exc.start].decode("utf-8")
+        bad_utf8 = first_line + data.count(b"\n", 0, exc.start)
+    raw_decode = _DECODER.raw_decode
+    n = len(text)
+    counted = 0
+    line = first_line
+
+    def line_at(pos: int) -> int:
+        nonlocal counted, line
+        line += text.count("\n", counted, pos)
+        counted = pos
+        return line
+
+    def decode(pos: int) -> tuple[Any, int]:
+        try:
+            return raw_decode(text, pos)
+        except ValueError as exc:
+            if bad_utf8 is not None:
+                raise DocumentError(bad_utf8, "the document is not valid UTF-8") from None
+            raise DocumentError(line_at(pos), f"value does not decode: {exc}") from None
+
+    pos = _skip(text, 0)
+    while pos < n:
+        if text[pos] != "[":
+            start = line_at(pos)
+            value, pos = decode(pos)
+            yield start, value
+        else:
+            open_line = line_at(pos)
+            pos = _skip(text, pos + 1)
+            if pos < n and text[pos] == "]":
+                pos += 1
+            else:
+                while True:
+                    if pos >= n:
+                        raise DocumentError(open_line, "the array opened here is not closed")
+                    start = line_at(pos)
+                    value, pos = decode(pos)
+                    yield start, value
+                    pos = _skip(text, pos)
+                    if pos < n and text[pos] == ",":
+                        pos = _skip(text, pos + 1)
+                        continue
+                    if pos < n and text[pos] == "]":
+                        pos += 1
+                        break
+                    if pos >= n:
+                        raise DocumentError(open_line, "the array opened here is not closed")
+                    raise DocumentError(line_at(pos), "expected ',' or ']' in the array")
+        pos = _skip(text, pos)
+    if bad_utf8 is not None:
+        raise DocumentError(bad_utf8, "the document is not valid UTF-8")

@@ -1,0 +1,499 @@
+"""The stored-log reader: bytes in, ordered records and diagnostics out (LOG-FORMATS.md).
+
+Theory of operation. :class:`LogReader` is sans-IO: ``feed`` it the bytes of a stored log in
+chunks of any size, then ``close`` it; each call returns the records and diagnostics that are
+final so far, in order. Inside, the pipeline is
+
+    bytes -> ByteLines (gzip, BOM, LF split)             section 1.1
+          -> JSON per line, or document mode             sections 1.1, 1.2
+          -> format detection / one-format-per-file      sections 1.3, 1.4
+          -> Mapper (the format's record mapping, 1.7)   sections 1.7, 2-7
+          -> Perspective (acp-client, python-sdk)        section 1.11
+          -> Pairing (tables, look-ahead, inference)     sections 1.9, 1.10, 2.2
+
+Each line costs one ``msgspec.json.decode`` and a few dict lookups. Strict mode stops at the
+first error diagnostic; fatal errors stop in every mode. Either way everything read before is
+still handed out (held responses become orphans, an undecided perspective is client-side).
+:func:`iter_log` and :func:`read_log` drive a reader over a file, standard input or bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import deque
+from collections.abc import Mapping
+from typing import IO, Any, Literal, TypeAlias
+
+import msgspec
+
+from acp_client._diagnostics import Diagnostic
+from acp_client.logs._document import DocumentError, iter_document
+from acp_client.logs._formats import SHAPE_OF_FORMAT, Mapper, detect_format, shape
+from acp_client.logs._input import ByteLines, InputFatal
+from acp_client.logs._pairing import Item, Pairing, Perspective, Sink
+from acp_client.logs._records import (
+    CODES,
+    FORMATS,
+    FormatId,
+    LogReadResult,
+    LogRecord,
+)
+from acp_client.logs._sides import make_side_table
+
+__all__ = ["LogIterator", "LogReader", "LogSource", "iter_log", "read_log"]
+
+LogSource: TypeAlias = bytes | bytearray | memoryview | str | os.PathLike[str] | IO[bytes]
+"""Where a log comes from: its bytes, a file name (``"-"``: standard input), or a binary file."""
+
+_CHUNK = 1 << 16  # small chunks keep few records alive at once: less GC work
+
+
+class _Stop(Exception):
+    """Strict mode: the first error diagnostic was reported."""
+
+
+class _Fatal(Exception):
+    """A fatal error was reported."""
+
+
+class _Halt(Exception):
+    """Reading stops (a broken document) without being fatal."""
+
+
+class LogReader:
+    """Sans-IO reader of one stored log.
+
+    Args:
+        format: a format id of :data:`FORMATS` to skip detection (``--format``).
+        strict: stop at the first error diagnostic (``--strict``).
+        perspective: ``"client"`` or ``"agent"``: the recording side of an ``acp-client`` /
+            ``python-sdk`` log, instead of detecting it (``--perspective``).
+        direction: ``"incoming"`` or ``"outgoing"``: in the ``jsonrpc`` format, give every
+            message that direction and infer nothing (``--direction``); this also turns off
+            request/response pairing for that format.
+        sides: ``{method: "agent" | "client"}`` entries added to or overriding
+            :data:`METHOD_SIDES` (``--side METHOD=agent|client``).
+
+    Raises:
+        ValueError: an option has a value not listed above.
+    """
+
+    def __init__(
+        self,
+        *,
+        format: str | None = None,
+        strict: bool = False,
+        perspective: Literal["client", "agent"] | None = None,
+        direction: Literal["incoming", "outgoing"] | None = None,
+        sides: Mapping[str, str] | None = None,
+    ) -> None:
+        if format is not None and format not in FORMATS:
+            raise ValueError(f"unknown log format {format!r}; known: {', '.join(FORMATS)}")
+        if perspective not in (None, "client", "agent"):
+            raise ValueError(f"perspective must be 'client' or 'agent', not {perspective!r}")
+        if direction not in (None, "incoming", "outgoing"):
+            raise ValueError(f"direction must be 'incoming' or 'outgoing', not {direction!r}")
+        self._strict = strict
+        self._perspective = perspective
+        self._direction = direction
+        self._sides = make_side_table(sides)
+        self._bytes = ByteLines()
+        self._lineno = 0
+        self._mode: Literal["lines", "document"] | None = None
+        self._document: list[bytes] = []
+        self._document_line = 0
+        self._nonblank = False
+        self._ready: list[LogRecord | Diagnostic] = []
+        self._format: FormatId | None = None
+        self._mapper: Mapper | None = None
+        self._front: Sink | None = None
+        self._perspective_stage: Perspective | None = None
+        self.pairing: Pairing = Pairing("jsonrpc", self._sides, infer=False)
+        self._done = False
+        self._fatal = False
+        self._stopped = False
+        if format is not None:
+            self._set_format(format)
+
+    # -- state ----------------------------------------------------------------------------
+
+    @property
+    def format(self) -> FormatId | None:
+        """The detected (or given) format id, ``None`` until one is known."""
+        return self._format
+
+    @property
+    def fatal(self) -> bool:
+        """Reading ended on a fatal error."""
+        return self._fatal
+
+    @property
+    def stopped_early(self) -> bool:
+        """Strict mode stopped reading at the first error diagnostic."""
+        return self._stopped
+
+    @property
+    def done(self) -> bool:
+        """No more input is read (closed, stopped or fatal)."""
+        return self._done
+
+    # -- input ----------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> list[LogRecord | Diagnostic]:
+        """Read the next chunk of the stored file; return the items now final, in order."""
+        if not self._done and data:
+            self._run(self._feed, bytes(data))
+        return self._take()
+
+    def close(self) -> list[LogRecord | Diagnostic]:
+        """End of input; return every remaining item, in order."""
+        if not self._done:
+            self._run(self._close)
+        return self._take()
+
+    def _run(self, step: Any, *args: Any) -> None:
+        try:
+            step(*args)
+        except _Stop:
+            self._stopped = True
+            self._finish()
+        except (_Fatal, _Halt):
+            self._finish()
+
+    def _feed(self, data: bytes) -> None:
+        try:
+            lines = self._bytes.feed(data)
+        except InputFatal as exc:
+            self._lines(self._bytes.salvage)
+            self._fail(exc.code, self._lineno + 1, exc.message)
+        self._lines(lines)
+
+    def _close(self) -> None:
+        try:
+            lines, last = self._bytes.close()
+        except InputFatal as exc:
+            self._fail(exc.code, self._lineno + 1, exc.message)
+        self._lines(lines)
+        if last is not None:
+            self._last_line(last)
+        if self._mode == "document":
+            self._read_document()
+        if not self._nonblank:
+            self.warn("empty-input", None, "the log has no non-blank line")
+        elif self._format is None:
+            self._fail("no-format-detected", None, "no record of a known log format in the input")
+        self._finish()
+
+    def _finish(self) -> None:
+        self._done = True
+        if self._perspective_stage is not None:
+            self._perspective_stage.finish()
+        self.pairing.finish()
+
+    def _take(self) -> list[LogRecord | Diagnostic]:
+        out = self._ready
+        self._ready = []
+        if self._front is not None:
+            out.extend(self.pairing.release())
+        return out
+
+    # -- lines ----------------------------------------------------------------------------
+
+    def _lines(self, lines: list[bytes]) -> None:
+        if self._mode == "document":
+            self._lineno += len(lines)
+            self._document.extend(lines)
+            return
+        decode = msgspec.json.decode
+        decode_error = msgspec.DecodeError
+        mapper = self._mapper
+        handler = mapper.handler if mapper is not None else None
+        file_shape = mapper.shape if mapper is not None else None
+        lineno = self._lineno
+        hot = False
+        try:
+            for index, raw in enumerate(lines):
+                lineno += 1
+                try:
+                    value = decode(raw)
+                except decode_error as exc:
+                    self._lineno = lineno
+                    if self._bad_line(raw, exc, final=False):
+                        rest = lines[index + 1 :]
+                        lineno += len(rest)
+                        self._document.extend(rest)
+                        return
+                    continue
+                if handler is not None and shape(value) == file_shape:
+                    hot = True
+                    handler(lineno, value)  # the hot path: a record of the file's format
+                else:
+                    self._lineno = lineno
+                    self._value(lineno, value)
+                    mapper = self._mapper
+                    if mapper is not None:
+                        handler = mapper.handler
+                        file_shape = mapper.shape
+        finally:
+            self._lineno = lineno
+            if hot:
+                self._nonblank = True
+
+    def _last_line(self, raw: bytes) -> None:
+        self._lineno += 1
+        if self._mode == "document":
+            self._document.append(raw)
+            return
+        try:
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError as exc:
+            self._bad_line(raw, exc, final=True)
+            return
+        self._value(self._lineno, value)
+
+    def _bad_line(self, raw: bytes, exc: msgspec.DecodeError, *, final: bool) -> bool:
+        """Handle a line that does not parse; return whether document mode starts here."""
+        stripped = raw.strip(b" \t\r")
+        if not stripped:
+            return False  # blank: skipped, but counted
+        self._nonblank = True
+        if self._mode is None:
+            if stripped[:1] in (b"[", b"{"):
+                self._mode = "document"
+                self._document_line = self._lineno
+                self._document.append(raw)
+                return True
+            self._mode = "lines"
+        if final:
+            self.warn(
+                "truncated-final-line",
+                self._lineno,
+                f"the last line has no line break and does not parse ({exc}); ignored",
+            )
+        else:
+            self.error("malformed-line", self._lineno, f"not a line of UTF-8 JSON: {exc}")
+        return False
+
+    def _read_document(self) -> None:
+        data = b"\n".join(self._document)
+        self._document = []
+        try:
+            for line, value in iter_document(data, self._document_line):
+                self._value(line, value)
+        except DocumentError as exc:
+            self.error("malformed-document", exc.line, f"{exc.message}; reading stops here")
+            if self._format is None:
+                self._fail("no-format-detected", None, "no record of a known log format")
+            raise _Halt from None
+
+    # -- records --------------------------------------------------------------------------
+
+    def _value(self, line: int, value: Any) -> None:
+        self._nonblank = True
+        if self._mode is None:
+            self._mode = "lines"
+        found = shape(value)
+        mapper = self._mapper
+        if mapper is None:
+            if found is None:
+                self.error(
+                    "malformed-record", line, "valid JSON, but not a record of any known format"
+                )
+                return
+            mapper = self._set_format(detect_format(value, found))
+        mapper.record(line, value, found)
+
+    def _set_format(self, fmt: FormatId) -> Mapper:
+        self._format = fmt
+        infer = SHAPE_OF_FORMAT[fmt] == "jsonrpc"
+        self.pairing = Pairing(
+            fmt, self._sides, infer=infer, fixed=self._direction if infer else None
+        )
+        front: Sink = self.pairing
+        self._mapper = mapper = Mapper(self, fmt)
+        if fmt in ("acp-client", "python-sdk"):
+            stage = Perspective(self.pairing, self._sides, self._perspective)
+            stage.on_settled = mapper.bypass  # once settled without a swap, skip the stage
+            if self._perspective == "client":
+                mapper.bypass(self.pairing)
+            self._perspective_stage = front = stage
+        self._front = front
+        return mapper
+
+    # -- Host protocol (used by the mapper) -----------------------------------------------
+
+    def push(self, item: Item) -> None:
+        """Hand an item to the pipeline."""
+        if self._front is None:
+            assert not isinstance(item, LogRecord)
+            self._ready.append(item)  # type: ignore[arg-type]
+        else:
+            self._front.push(item)
+
+    def warn(self, code: str, line: int | None, message: str) -> None:
+        """Report a warning."""
+        self.push(Diagnostic(code=code, message=message, severity="warning", line=line))
+
+    def error(self, code: str, line: int | None, message: str) -> None:
+        """Report an error; in strict mode, stop reading."""
+        assert CODES[code] == "error"
+        self.push(Diagnostic(code=code, message=message, severity="error", line=line))
+        if self._strict:
+            raise _Stop
+
+    def _fail(self, code: str, line: int | None, message: str) -> None:
+        self._fatal = True
+        self.push(Diagnostic(code=code, message=message, severity="error", line=line))
+        raise _Fatal
+
+
+class LogIterator:
+    """Iterator over the records and diagnostics of one log, in order (see :func:`iter_log`).
+
+    The reader's state is available while and after iterating: :attr:`format`,
+    :attr:`fatal`, :attr:`stopped_early`. Use it as a context manager (or call
+    :meth:`close`) to close a file it opened before the end.
+    """
+
+    def __init__(self, source: Any, reader: LogReader) -> None:
+        self.reader = reader
+        self._queue: deque[LogRecord | Diagnostic] = deque()
+        self._file: IO[bytes] | None = None
+        self._owned = False
+        self._data: bytes | None = None
+        self._offset = 0
+        if isinstance(source, bytes | bytearray | memoryview):
+            self._data = bytes(source)
+        elif isinstance(source, str | os.PathLike):
+            if os.fspath(source) == "-":
+                self._file = sys.stdin.buffer
+            else:
+                self._file = open(source, "rb")  # noqa: SIM115 - closed by close()
+                self._owned = True
+        elif hasattr(source, "read"):
+            self._file = source
+        else:
+            raise TypeError(f"cannot read a log from {type(source).__name__}")
+        self._read = getattr(self._file, "read1", None) or getattr(self._file, "read", None)
+
+    @property
+    def format(self) -> FormatId | None:
+        """The detected (or given) format id, ``None`` until one is known."""
+        return self.reader.format
+
+    @property
+    def fatal(self) -> bool:
+        """Reading ended on a fatal error."""
+        return self.reader.fatal
+
+    @property
+    def stopped_early(self) -> bool:
+        """Strict mode stopped reading at the first error diagnostic."""
+        return self.reader.stopped_early
+
+    def __iter__(self) -> LogIterator:
+        return self
+
+    def __next__(self) -> LogRecord | Diagnostic:
+        queue = self._queue
+        while not queue:
+            if self.reader.done:
+                self.close()
+                raise StopIteration
+            queue.extend(self._step())
+        return queue.popleft()
+
+    def _step(self) -> list[LogRecord | Diagnostic]:
+        reader = self.reader
+        if self._data is not None:
+            start = self._offset
+            if start >= len(self._data):
+                self._data = None
+                return reader.close()
+            self._offset = start + _CHUNK
+            return reader.feed(self._data[start : start + _CHUNK])
+        if self._file is None or self._read is None:
+            return reader.close()
+        chunk = self._read(_CHUNK)
+        if not chunk:
+            self.close()
+            return reader.close()
+        if not isinstance(chunk, bytes | bytearray | memoryview):
+            raise TypeError("a log file object must be opened in binary mode")
+        out = reader.feed(bytes(chunk))
+        if reader.done:
+            self.close()
+        return out
+
+    def close(self) -> None:
+        """Close the file this iterator opened (files passed in are left open)."""
+        if self._file is not None and self._owned:
+            self._file.close()
+        self._file = None
+
+    def __enter__(self) -> LogIterator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def iter_log(
+    source: LogSource,
+    *,
+    format: str | None = None,
+    strict: bool = False,
+    perspective: Literal["client", "agent"] | None = None,
+    direction: Literal["incoming", "outgoing"] | None = None,
+    sides: Mapping[str, str] | None = None,
+) -> LogIterator:
+    """Read a stored log lazily: yield its records and diagnostics in order.
+
+    ``source`` is the log's bytes, a file name (``"-"`` for standard input) or a binary file
+    object; the file is read in chunks, so memory stays flat for large JSON Lines logs. The
+    options are those of :class:`LogReader`. For a log that is still growing (``--follow``),
+    drive a :class:`LogReader` directly.
+    """
+    reader = LogReader(
+        format=format, strict=strict, perspective=perspective, direction=direction, sides=sides
+    )
+    return LogIterator(source, reader)
+
+
+def read_log(
+    source: LogSource,
+    *,
+    format: str | None = None,
+    strict: bool = False,
+    perspective: Literal["client", "agent"] | None = None,
+    direction: Literal["incoming", "outgoing"] | None = None,
+    sides: Mapping[str, str] | None = None,
+) -> LogReadResult:
+    """Read a whole stored log: its records, diagnostics, format and how reading ended.
+
+    ``source`` is the log's bytes, a file name (``"-"`` for standard input) or a binary file
+    object. The options are those of :class:`LogReader` (LOG-FORMATS.md section 9).
+    """
+    records: list[LogRecord] = []
+    diagnostics: list[Diagnostic] = []
+    with iter_log(
+        source,
+        format=format,
+        strict=strict,
+        perspective=perspective,
+        direction=direction,
+        sides=sides,
+    ) as items:
+        for item in items:
+            if isinstance(item, LogRecord):
+                records.append(item)
+            else:
+                diagnostics.append(item)
+        return LogReadResult(
+            records=records,
+            diagnostics=diagnostics,
+            format=items.format,
+            fatal=items.fatal,
+            stopped_early=items.stopped_early,
+        )

@@ -1,0 +1,59 @@
+"""The reducer and connection agree with the testing kit's reference model.
+
+``acp_client.testing.ReferenceModel`` is a deliberately simple, independent implementation
+of the state rules; every generated conversation (valid by construction, either prompt/echo
+order, every update variant) must reduce to the same snapshot in both.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+
+from acp_client import Connection
+from acp_client.testing import ReferenceModel
+from acp_client.testing.strategies import conversations
+
+
+def reduce_with_connection(conversation: list[tuple[str, Any]]) -> dict[str, Any]:
+    conn = Connection(live=False)
+    for direction, message in copy.deepcopy(conversation):
+        conn.receive_message(message, direction)
+    snapshot = conn.snapshot()
+    snapshot["diagnostics"] = []
+    return snapshot
+
+
+def reduce_with_model(conversation: list[tuple[str, Any]]) -> dict[str, Any]:
+    model = ReferenceModel()
+    model.feed_all(copy.deepcopy(conversation))
+    return model.snapshot()
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conversations())
+def test_connection_matches_reference_model(conversation: list[tuple[str, Any]]) -> None:
+    ours, reference = reduce_with_connection(conversation), reduce_with_model(conversation)
+    assert ours == reference, "\n".join(_diff(ours, reference))
+
+
+def _diff(a: Any, b: Any, path: str = "$") -> list[str]:
+    if type(a) is not type(b):
+        return [f"{path}: {a!r} != {b!r}"]
+    if isinstance(a, dict):
+        out: list[str] = []
+        for key in sorted(set(a) | set(b), key=str):
+            if key not in a or key not in b:
+                out.append(
+                    f"{path}.{key}: {a.get(key, '<absent>')!r} != {b.get(key, '<absent>')!r}"
+                )
+            else:
+                out.extend(_diff(a[key], b[key], f"{path}.{key}"))
+        return out
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return [f"{path}: length {len(a)} != {len(b)}: {a!r} != {b!r}"]
+        return [line for i, (x, y) in enumerate(zip(a, b)) for line in _diff(x, y, f"{path}[{i}]")]
+    return [] if a == b else [f"{path}: {a!r} != {b!r}"]
