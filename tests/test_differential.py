@@ -55,5 +55,9 @@ def _diff(a: Any, b: Any, path: str = "$") -> list[str]:
     if isinstance(a, list):
         if len(a) != len(b):
             return [f"{path}: length {len(a)} != {len(b)}: {a!r} != {b!r}"]
-        return [line for i, (x, y) in enumerate(zip(a, b)) for line in _diff(x, y, f"{path}[{i}]")]
+        return [
+            line
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for line in _diff(x, y, f"{path}[{i}]")
+        ]
     return [] if a == b else [f"{path}: {a!r} != {b!r}"]
