@@ -482,6 +482,9 @@ class Connection:
             self.agent_capabilities = caps if isinstance(caps, s.AgentCapabilities) else None
             methods = result.auth_methods
             self.auth_methods = list(methods) if isinstance(methods, list) else []
+        elif isinstance(result, dict) and type(result.get("protocolVersion")) is int:
+            # An answer that does not fit the schema still tells the negotiated version.
+            self.protocol_version = result["protocolVersion"]
 
     def _setup_lists(self, session: Session, pending: _Pending, result: Any) -> None:
         commands = getattr(result, "available_commands", UNSET)

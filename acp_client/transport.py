@@ -463,9 +463,13 @@ class AgentConnection:
         return await self._await_response(method, sent.request_id, sent.data)
 
     async def _await_response(self, method: str, rid: int | str, data: bytes) -> Any:
+        if self._closed.is_set():
+            raise self.exit_error or AgentExited(f"the agent is gone: cannot send {method}")
         waiter = self._waiting[rid] = trio.Event()
         try:
             await self._transmit(data)
+            if self._closed.is_set():
+                waiter.set()
             if self._timeout is None:
                 await waiter.wait()
             else:
@@ -496,6 +500,8 @@ class AgentConnection:
 
         Returns the decoded result (an ``InitializeResponse``).
         """
+        if self._closed.is_set():
+            raise self.exit_error or AgentExited("the agent is gone: cannot initialize")
         sent = self.connection.send_initialize(
             name=name, version=version, protocol_version=protocol_version, capabilities=capabilities
         )
@@ -530,6 +536,8 @@ class AgentConnection:
         Raises:
             RequestFailed: the agent rejected the prompt (it was not inserted).
         """
+        if self._closed.is_set():
+            raise self.exit_error or AgentExited("the agent is gone: cannot send session/prompt")
         blocks = [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
         sent = self.connection.send_prompt(session_id, blocks)
         await self._await_response("session/prompt", sent.request_id, sent.data)

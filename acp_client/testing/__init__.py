@@ -2,6 +2,9 @@
 
 - :class:`FakeAgent` scripts a valid ACP v2 exchange (both directions) and writes it as
   wire bytes or as any stored-log format the replay reader accepts.
+- :class:`Loopback` plays such a script into a :class:`~acp_client.Connection`, and
+  :class:`ScriptedAgent` is a sans-IO agent that answers a client's bytes (pump it with
+  in-memory streams to test a transport).
 - :class:`ReferenceModel` is a deliberately simple, independent model of the
   client-state rules: feed it a conversation, compare its ``snapshot()`` with yours.
 - :mod:`acp_client.testing.strategies` (needs hypothesis, the ``testing`` extra) has
@@ -13,6 +16,16 @@ Importing this package does not import hypothesis.
 from __future__ import annotations
 
 from ._fake_agent import LOG_FORMATS, FakeAgent, StoredLog, log_lines
+from ._loopback import Handler, Loopback, ScriptedAgent
 from ._model import ReferenceModel
 
-__all__ = ["LOG_FORMATS", "FakeAgent", "ReferenceModel", "StoredLog", "log_lines"]
+__all__ = [
+    "LOG_FORMATS",
+    "FakeAgent",
+    "Handler",
+    "Loopback",
+    "ReferenceModel",
+    "ScriptedAgent",
+    "StoredLog",
+    "log_lines",
+]

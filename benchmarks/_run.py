@@ -1,0 +1,488 @@
+"""The harness: generate (or reuse) logs, run each target in its own subprocess, print ratios.
+
+Every acp_client figure is a ratio against the floor, ``msgspec.json.decode`` of the same lines
+into plain Python objects, timed in the same subprocess (alternating with the target, so a busy
+machine slows both). The standalone ``floor`` line gives the absolute numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import _generate
+from ._report import Figure, Reporter, parse_size, size_label
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
+QUICK_SIZES = (1_000, 4_000)
+NAMES = ("floor", "decode", "decode+reduce", "single", "scaling", "memory", "sdk", "cli")
+ALIASES = {"reduce": "decode+reduce"}
+TARGETS = {"decode": 1.0, "decode+reduce": 1.5, "scaling": 1.3, "memory": 0.6, "cli": 1.2}
+
+
+@dataclass
+class Log:
+    """A generated input file."""
+
+    kind: str
+    updates: int
+    path: Path
+
+    @property
+    def label(self) -> str:
+        """e.g. ``mixed 100k``."""
+        return f"{self.kind} {size_label(self.updates)}"
+
+    @property
+    def size(self) -> int:
+        """Its size in bytes."""
+        return self.path.stat().st_size
+
+
+class Harness:
+    """Runs the selected figures; one instance per invocation."""
+
+    def __init__(self, args: argparse.Namespace, report: Reporter) -> None:
+        self.args = args
+        self.report = report
+        self.reduce_results: dict[str, Figure] = {}
+        self.floors: dict[str, Figure] = {}
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def repeat_for(self, n: int, cap: int | None = None) -> int:
+        if self.args.repeat is not None:
+            r = int(self.args.repeat)
+        elif self.args.quick:
+            r = 1
+        else:
+            r = 7 if n <= 100_000 else 3
+        return max(1, min(r, cap) if cap is not None else r)
+
+    def log(self, kind: str, n: int) -> Log:
+        args = self.args
+        t0 = time.perf_counter()
+        path, info = _generate.cached_log(
+            n,
+            args.seed,
+            kind=kind,
+            sessions=args.sessions,
+            full=args.full_logs,
+            data_dir=args.data_dir,
+        )
+        log = Log(kind, n, path)
+        if info is not None:
+            mix = ", ".join(f"{k} {v / info.updates:.1%}" for k, v in info.kinds.most_common(6))
+            self.report.info(
+                f"# generated {log.label}: {info.bytes / 1e6:.1f} MB in "
+                f"{time.perf_counter() - t0:.1f} s ({mix}, ...)"
+            )
+        return log
+
+    def run_target(self, target: str, log: Log, repeat: int) -> dict[str, Any]:
+        cmd = [
+            sys.executable,
+            "-m",
+            "benchmarks._targets",
+            target,
+            str(log.path),
+            "--repeat",
+            str(repeat),
+        ]
+        if self.args.no_gc:
+            cmd.append("--no-gc")
+        cmd += ["--clock", self.args.clock]
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, check=False)
+        try:
+            result: dict[str, Any] = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+        except (IndexError, ValueError):
+            tail = " | ".join(proc.stderr.decode(errors="replace").strip().splitlines()[-3:])
+            return {"error": f"failed: subprocess exit {proc.returncode}: {tail}"}
+        return result
+
+    # -- figures ----------------------------------------------------------------------------
+
+    def _floor_figure(self, log: Log, r: dict[str, Any]) -> Figure:
+        fig = Figure(
+            "floor",
+            log.label,
+            value=r.get("seconds"),
+            unit="s",
+            seconds=r.get("seconds"),
+            updates=log.updates,
+            bytes=log.size,
+            error=r.get("error"),
+            note="msgspec.json.decode, one line at a time",
+            extra=r,
+        )
+        self.floors[log.label] = fig
+        return self.report.add(fig)
+
+    def floor(self, log: Log) -> Figure:
+        """The floor on its own, best of N in one subprocess."""
+        return self._floor_figure(log, self.run_target("floor", log, self.repeat_for(log.updates)))
+
+    def decode(self, log: Log) -> Figure:
+        """``decode``: the floor is timed alternately with it in the same subprocess."""
+        r = self.run_target("decode", log, self.repeat_for(log.updates))
+        fig = Figure(
+            "decode",
+            log.label,
+            target=TARGETS["decode"],
+            updates=log.updates,
+            bytes=log.size,
+            error=r.get("error"),
+            extra=r,
+        )
+        if fig.error is None:
+            fig.seconds = r["seconds"]
+            fig.value = r["seconds"] / r["floor_seconds"]
+        return self.report.add(fig)
+
+    def reduce(self, log: Log) -> Figure:
+        """``decode+reduce`` and the floor, alternating, one fresh subprocess per repetition.
+
+        Separate processes keep the reducer's state and the floor's garbage out of each
+        other's heap; alternating them makes a slow spell of a busy machine hit both.
+        """
+        name = "decode+reduce"
+        floor_times: list[float] = []
+        times: list[float] = []
+        error: str | None = None
+        for _ in range(self.repeat_for(log.updates)):
+            f = self.run_target("floor", log, 1)
+            if f.get("error") is not None:
+                self._floor_figure(log, f)
+                return self.report.add(Figure(name, log.label, error=f"no floor: {f['error']}"))
+            floor_times.append(f["seconds"])
+            if error is None:
+                t = self.run_target("reduce", log, 1)
+                error = t.get("error")
+                if error is None:
+                    times.append(t["seconds"])
+        floor = min(floor_times)
+        self._floor_figure(log, {"seconds": floor, "times": floor_times})
+        fig = Figure(
+            name,
+            log.label,
+            target=TARGETS[name],
+            updates=log.updates,
+            bytes=log.size,
+            error=error,
+            extra={"times": times, "floor_seconds": floor},
+        )
+        if error is None:
+            fig.seconds = min(times)
+            fig.value = fig.seconds / floor
+        return self.report.add(fig)
+
+    def scaling(self, small: Figure, big: Figure) -> None:
+        name = "scaling"
+        label = f"{size_label(big.updates or 0)}/{size_label(small.updates or 0)}"
+        fig = Figure(
+            name,
+            label,
+            unit="cost",
+            target=TARGETS[name],
+            note="decode+reduce seconds per update, largest log / smallest log",
+        )
+        if small.error or big.error or not (small.seconds and big.seconds):
+            fig.error = f"not available: needs decode+reduce at {small.log} and {big.log}"
+        else:
+            per_small = small.seconds / (small.updates or 1)
+            per_big = big.seconds / (big.updates or 1)
+            fig.value = per_big / per_small
+            fig.extra = {"us_per_update_small": per_small * 1e6, "us_per_update_big": per_big * 1e6}
+            fig.note += f" ({per_big * 1e6:.2f} us vs {per_small * 1e6:.2f} us)"
+        self.report.add(fig)
+
+    def memory(self, log: Log) -> None:
+        r = self.run_target("memory", log, 1)
+        fig = Figure(
+            "memory",
+            log.label,
+            unit="x",
+            target=TARGETS["memory"],
+            bytes=log.size,
+            error=r.get("error"),
+            extra=r,
+        )
+        if fig.error is None:
+            held = r["held_bytes"]
+            fig.value = held / log.size
+            fig.note = (
+                f"tracemalloc: {held / 1e6:.1f} MB held after feeding a "
+                f"{log.size / 1e6:.1f} MB log (peak {r['peak_bytes'] / 1e6:.1f} MB)"
+            )
+            rss = self.run_target("memory-rss", log, 1)
+            if rss.get("error") is None:
+                fig.extra["rss_delta_bytes"] = rss["held_bytes"]
+                fig.note += f"; RSS delta {rss['held_bytes'] / log.size:.2f} x (informational)"
+        self.report.add(fig)
+
+    def sdk(self, log: Log) -> None:
+        cap = 3 if log.updates <= 100_000 else 1
+        r = self.run_target("sdk", log, self.repeat_for(log.updates, cap))
+        fig = Figure("sdk", log.label, error=r.get("error"), extra=r)
+        if fig.error is None:
+            fig.seconds = r["seconds"]
+            fig.updates = r["accepted"]
+            fig.bytes = r["accepted_bytes"]
+            fig.value = r["seconds"] / r["floor_seconds"]
+            rejected = ", ".join(f"{k} {v}" for k, v in r["rejected"].items())
+            fig.note = (
+                f"agent-client-protocol (v1 models), json.loads + "
+                f"SessionNotification.model_validate, measured on the "
+                f"{r['accepted']:,} of {r['lines']:,} lines it accepts; rejected: "
+                f"{rejected or 'none'}"
+            )
+        self.report.add(fig)
+
+    def cli(self, log: Log) -> None:
+        name = "cli"
+        r = self.run_target(
+            "cli", log, self.repeat_for(log.updates, 3 if log.updates <= 100_000 else 2)
+        )
+        fig = Figure(
+            name,
+            log.label,
+            target=TARGETS[name],
+            updates=log.updates,
+            bytes=log.size,
+            error=r.get("error"),
+            extra=r,
+        )
+        if fig.error is None:
+            fig.seconds = r["seconds"]
+            inproc = self.reduce_results.get(log.label)
+            if inproc is None or inproc.seconds is None:
+                fig.note = "no in-process decode+reduce figure to compare with"
+            else:
+                fig.value = r["seconds"] / inproc.seconds
+                fig.note = (
+                    f"acp-client replay --stats ({self.args.clock} time, startup included) vs "
+                    f"in-process decode+reduce {inproc.seconds:.3f} s"
+                )
+        self.report.add(fig)
+
+    # -- the plan ---------------------------------------------------------------------------
+
+    def run(self) -> None:
+        args = self.args
+        only: set[str] = args.only
+        sizes: list[int] = sorted(set(args.sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES)))
+        small, big = sizes[0], sizes[-1]
+
+        def want(name: str) -> bool:
+            return not only or name in only
+
+        reduce_sizes = set(sizes) if want("decode+reduce") else set()
+        if want("scaling") and len(sizes) > 1:
+            reduce_sizes |= {small, big}
+        if want("cli"):
+            reduce_sizes.add(big)
+
+        for n in sizes:
+            if not (want("floor") or want("decode") or want("sdk") or n in reduce_sizes):
+                continue
+            log = self.log("mixed", n)
+            if n in reduce_sizes:
+                self.reduce_results[log.label] = self.reduce(log)
+            elif want("floor"):
+                self.floor(log)
+            if want("decode"):
+                self.decode(log)
+            if want("sdk"):
+                self.sdk(log)
+        if want("decode+reduce") or want("single"):
+            self.reduce(self.log("single", big))
+        if want("scaling"):
+            if len(sizes) > 1:
+                self.scaling(
+                    self.reduce_results[f"mixed {size_label(small)}"],
+                    self.reduce_results[f"mixed {size_label(big)}"],
+                )
+            else:
+                self.report.add(Figure("scaling", "-", error="not available: needs two --sizes"))
+        if want("memory"):
+            self.memory(self.log("mixed", big))
+        if want("cli"):
+            self.cli(self.log("mixed", big))
+
+
+def _parse_only(values: Sequence[str]) -> set[str]:
+    names = set()
+    for value in values:
+        for name in value.split(","):
+            name = ALIASES.get(name.strip(), name.strip())
+            if name not in NAMES:
+                raise argparse.ArgumentTypeError(f"unknown benchmark {name!r}; one of {NAMES}")
+            names.add(name)
+    return names
+
+
+def _parse_sizes(values: Sequence[str]) -> list[int]:
+    return [parse_size(v) for value in values for v in value.split(",") if v.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m benchmarks``."""
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="acp_client benchmarks: every figure is a ratio against msgspec.json.decode "
+        "of the same lines, measured in the same run.",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"tiny logs ({', '.join(map(size_label, QUICK_SIZES))}), one repetition",
+    )
+    p.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=f"run only these (repeatable or comma-separated): {', '.join(NAMES)}",
+    )
+    p.add_argument(
+        "--sizes",
+        action="append",
+        default=[],
+        metavar="N[,N...]",
+        help="mixed-log sizes in updates, e.g. 10k,100k,1M (default)",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.add_argument("--repeat", type=int, help="repetitions per figure (best is kept)")
+    p.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
+    p.add_argument(
+        "--sessions", type=int, default=1, help="sessions interleaved in the mixed logs (default 1)"
+    )
+    p.add_argument(
+        "--full-logs",
+        action="store_true",
+        help="feed both directions (setup, prompts, responses), not only session/update lines",
+    )
+    p.add_argument(
+        "--no-gc",
+        action="store_true",
+        help="disable the cyclic gc inside every timed loop (floor and targets)",
+    )
+    p.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall (time.perf_counter, default) or cpu (time.process_time: ignores time the "
+        "process spent descheduled, steadier on a busy machine)",
+    )
+    p.add_argument(
+        "--data-dir",
+        type=Path,
+        default=_generate.DATA_DIR,
+        help="where generated logs are cached (default benchmarks/.data)",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 unless every figure with a target is available and OK",
+    )
+    g = p.add_argument_group("writing a log instead of benchmarking")
+    g.add_argument("--write", type=Path, metavar="PATH", help="write a generated log and exit")
+    g.add_argument(
+        "--updates",
+        type=parse_size,
+        default=10_000,
+        metavar="N",
+        help="session/update lines in the written log (default 10k)",
+    )
+    g.add_argument(
+        "--format",
+        choices=(*_generate.FORMATS, "both"),
+        default="both",
+        help="jsonrpc, acp-client, or both (PATH gets .jsonrpc / .acp-client "
+        "before its suffix); default both",
+    )
+    g.add_argument("--kind", choices=_generate.KINDS, default="mixed")
+    g.add_argument(
+        "--updates-only",
+        action="store_true",
+        help="only session/update lines (default: both directions)",
+    )
+    return p
+
+
+def write(args: argparse.Namespace) -> int:
+    """``--write PATH``: write one generated log in one or both formats."""
+    path: Path = args.write
+    formats = _generate.FORMATS if args.format == "both" else (args.format,)
+    for fmt in formats:
+        target = path if len(formats) == 1 else path.with_name(f"{path.stem}.{fmt}{path.suffix}")
+        info = _generate.write_log(
+            target,
+            args.updates,
+            args.seed,
+            kind=args.kind,
+            sessions=args.sessions,
+            fmt=fmt,
+            full=not args.updates_only,
+        )
+        print(
+            f"{target}: {fmt}, {info.lines:,} lines, {info.updates:,} updates, "
+            f"{info.bytes / 1e6:.1f} MB"
+        )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m benchmarks``."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.only = _parse_only(args.only)
+        args.sizes = _parse_sizes(args.sizes)
+    except (argparse.ArgumentTypeError, ValueError) as exc:
+        parser.error(str(exc))
+    if args.write is not None:
+        return write(args)
+
+    report = Reporter(as_json=args.json)
+    import msgspec
+
+    report.meta = {
+        "python": platform.python_version(),
+        "msgspec": msgspec.__version__,
+        "platform": f"{platform.system()} {platform.machine()}",
+        "cpus": os.cpu_count(),
+        "seed": args.seed,
+        "gc": not args.no_gc,
+        "clock": args.clock,
+        "quick": args.quick,
+    }
+    m = report.meta
+    report.info(
+        f"# acp_client benchmarks: Python {m['python']}, msgspec {m['msgspec']}, "
+        f"{m['platform']}, {m['cpus']} CPUs; seed {args.seed}; best of "
+        f"{args.repeat or (1 if args.quick else '7 (3 from 1M)')}; gc "
+        f"{'off' if args.no_gc else 'on'} in every timed loop; {args.clock} clock"
+    )
+    report.info(
+        "# ratio = best time / best msgspec.json.decode time of the same lines, same run "
+        "(decode, sdk: alternating in one subprocess; decode+reduce: alternating with the "
+        "floor line above it, one subprocess per repetition)"
+    )
+    Harness(args, report).run()
+    report.finish()
+    if args.check:
+        judged = [f for f in report.figures if f.target is not None]
+        return 0 if judged and all(f.status == "OK" for f in judged) else 1
+    return 0

@@ -1,0 +1,370 @@
+"""acp_client.transport on trio's in-memory streams, against acp_client.testing.ScriptedAgent.
+
+No processes and no sleeps: the fake agent answers synchronously through a pump task, and
+time-based behaviour runs on trio's MockClock.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from acp_client import replay_log
+from acp_client._recorder import Recorder
+from acp_client.testing import FakeAgent, ScriptedAgent
+from acp_client.transport import (
+    AgentConnection,
+    AgentExited,
+    RequestFailed,
+    RequestTimeout,
+    allow_once,
+    reject,
+)
+
+Body = Callable[[AgentConnection], Awaitable[Any]]
+
+
+async def _pump(
+    agent: ScriptedAgent,
+    inbox: trio.abc.ReceiveStream,
+    outbox: trio.abc.SendStream,
+    close_after: int | None,
+) -> None:
+    seen = 0
+    async with outbox:
+        while True:
+            data = await inbox.receive_some()
+            if not data:
+                return
+            reply = agent.receive_data(data)
+            if reply:
+                await outbox.send_all(reply)
+            seen += 1
+            if close_after is not None and seen >= close_after:
+                return
+
+
+def drive(
+    agent: ScriptedAgent,
+    body: Body,
+    *,
+    close_after: int | None = None,
+    mock_clock: bool = False,
+    **options: Any,
+) -> tuple[Any, AgentConnection]:
+    """Run ``body`` against ``agent`` over in-memory streams; return its result and the client."""
+    holder: list[AgentConnection] = []
+
+    async def main() -> Any:
+        to_agent_send, to_agent_receive = trio.testing.memory_stream_one_way_pair()
+        to_client_send, to_client_receive = trio.testing.memory_stream_one_way_pair()
+        client = AgentConnection(to_agent_send, to_client_receive, **options)
+        holder.append(client)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_pump, agent, to_agent_receive, to_client_send, close_after)
+            await nursery.start(client.run)
+            try:
+                return await body(client)
+            finally:
+                nursery.cancel_scope.cancel()
+
+    clock = trio.testing.MockClock(autojump_threshold=0) if mock_clock else None
+    result = trio.run(main, clock=clock)
+    return result, holder[0]
+
+
+async def setup(client: AgentConnection) -> str:
+    await client.initialize()
+    return await client.new_session("/work")
+
+
+def test_prompt_returns_on_insertion_and_wait_done_on_idle() -> None:
+    async def body(client: AgentConnection) -> tuple[Any, Any]:
+        sid = await setup(client)
+        handle = await client.prompt(sid, "hello")
+        assert handle.message_id == "u2"
+        return await handle.wait_done(), client.connection.snapshot()
+
+    (reason, snap), _ = drive(ScriptedAgent(), body)
+    assert reason == "end_turn"
+    (session,) = snap["sessions"]
+    assert session["prompts"] == [
+        {"requestId": 2, "status": "accepted", "messageId": "u2", "echoed": True}
+    ]
+    assert [e.get("role") for e in session["timeline"]] == ["user", "agent"]
+
+
+def test_echo_before_response_gives_one_message() -> None:
+    def prompt(message: dict[str, Any], out: FakeAgent) -> None:
+        rid = message["id"]
+        out.user_message("early", "hello").prompt_response(rid, "early")
+        out.state("running").state("idle", stop_reason="end_turn")
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        handle = await client.prompt(sid, "hello")
+        assert handle.state.echoed
+        await handle.wait_done()
+        return client.connection.snapshot()
+
+    snap, _ = drive(ScriptedAgent({"session/prompt": prompt}), body)
+    assert len(snap["sessions"][0]["timeline"]) == 1
+
+
+def _permission_prompt(message: dict[str, Any], out: FakeAgent) -> None:
+    rid = message["id"]
+    out.prompt_response(rid, "u").user_message("u", "go").state("running")
+    out.tool_call("c1", title="Edit", status="pending").state("requires_action")
+    out.permission_request(
+        77,
+        "Allow?",
+        tool_call_id="c1",
+        options=[
+            {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
+            {"optionId": "no", "name": "No", "kind": "reject_once"},
+        ],
+    )
+
+
+def _permission_answered(message: dict[str, Any], out: FakeAgent) -> None:
+    outcome = message["result"]["outcome"]
+    status = "completed" if outcome.get("optionId") == "yes" else "failed"
+    out.state("running").tool_call("c1", status=status).state("idle", stop_reason="end_turn")
+
+
+@pytest.mark.parametrize(("policy", "status"), [(allow_once, "completed"), (reject, "failed")])
+def test_permission_requests_go_to_the_policy(policy: Any, status: str) -> None:
+    agent = ScriptedAgent({"session/prompt": _permission_prompt}, on_response=_permission_answered)
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        handle = await client.prompt(sid, "go")
+        assert await handle.wait_done() == "end_turn"
+        return client.connection.snapshot()
+
+    snap, _ = drive(agent, body, on_permission=policy)
+    session = snap["sessions"][0]
+    assert session["permissionRequests"][0]["status"] == "answered"
+    assert session["timeline"][1]["status"] == status
+
+
+def test_cancel_answers_pending_permission_and_idle_confirms() -> None:
+    def prompt(message: dict[str, Any], out: FakeAgent) -> None:
+        _permission_prompt(message, out)
+
+    async def undecided(perm: Any) -> str | None:
+        await trio.sleep_forever()
+        return None
+
+    agent = ScriptedAgent({"session/prompt": prompt})
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        handle = await client.prompt(sid, "go")
+        await trio.testing.wait_all_tasks_blocked()
+        await client.cancel(sid)
+        assert await handle.wait_done() == "cancelled"
+        return client.connection.snapshot()
+
+    snap, _ = drive(agent, body, on_permission=undecided)
+    session = snap["sessions"][0]
+    (perm,) = session["permissionRequests"]
+    assert perm["status"] == "cancelled"
+    assert perm["outcome"] == {"outcome": "cancelled"}
+    assert session["timeline"][1]["status"] == "cancelled"  # local overlay, no later status
+    answers = [m for m in agent.received if m.get("id") == 77]
+    assert answers == [
+        {"jsonrpc": "2.0", "id": 77, "result": {"outcome": {"outcome": "cancelled"}}}
+    ]
+
+
+def test_withdrawn_permission_is_answered_cancelled_once() -> None:
+    def prompt(message: dict[str, Any], out: FakeAgent) -> None:
+        _permission_prompt(message, out)
+        out.cancel_request(77).state("idle", stop_reason="end_turn")
+
+    async def undecided(perm: Any) -> str | None:
+        await trio.sleep_forever()
+        return None
+
+    agent = ScriptedAgent({"session/prompt": prompt})
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        await (await client.prompt(sid, "go")).wait_done()
+        return client.connection.snapshot()
+
+    snap, _ = drive(agent, body, on_permission=undecided)
+    assert snap["sessions"][0]["permissionRequests"][0]["status"] == "withdrawn"
+    assert len([m for m in agent.received if m.get("id") == 77]) == 1
+
+
+def test_agent_exit_mid_turn_keeps_state_and_recording() -> None:
+    def prompt(message: dict[str, Any], out: FakeAgent) -> None:
+        rid = message["id"]
+        out.prompt_response(rid, "u").user_message("u", "go").state("running")
+        out.agent_chunk("a", "partial ")
+
+    agent = ScriptedAgent({"session/prompt": prompt})
+    record = io.BytesIO()
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        handle = await client.prompt(sid, "go")
+        with pytest.raises(AgentExited):
+            await handle.wait_done()
+        with pytest.raises(AgentExited):
+            await client.prompt(sid, "again")
+        return client.connection.snapshot()
+
+    snap, client = drive(agent, body, close_after=3, recorder=Recorder(record))
+    session = snap["sessions"][0]
+    assert session["state"] == {"state": "running"}
+    assert session["timeline"][1]["content"] == [{"type": "text", "text": "partial "}]
+    assert client.closed
+    assert replay_log(record.getvalue()).snapshot()["sessions"] == snap["sessions"]
+
+
+def test_faults_become_diagnostics() -> None:
+    def prompt(message: dict[str, Any], out: FakeAgent) -> None:
+        rid = message["id"]
+        out.prompt_response(rid, "u").user_message("u", "go")
+        out.send("incoming", {"jsonrpc": "2.0", "id": 999, "result": {}})  # unknown id
+        out.state("running").state("idle", stop_reason="end_turn")
+
+    class Noisy(ScriptedAgent):
+        def receive_data(self, data: bytes) -> bytes:
+            reply = super().receive_data(data)
+            if b'"session/prompt"' in data:
+                reply = b"not json at all\n" + b'{"x": "' + b"y" * 300 + b'"}\n' + reply
+            return reply
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        assert await (await client.prompt(sid, "go")).wait_done() == "end_turn"
+        return client.connection.snapshot()
+
+    snap, _ = drive(Noisy({"session/prompt": prompt}), body, max_line=200)
+    codes = [d["code"] for d in snap["diagnostics"]]
+    assert codes == ["malformed-line", "line-too-long", "orphan-response"]
+
+
+def test_unknown_agent_request_gets_method_not_found() -> None:
+    def prompt(message: dict[str, Any], out: FakeAgent) -> None:
+        rid = message["id"]
+        out.prompt_response(rid, "u").user_message("u", "go")
+        out.send("incoming", {"jsonrpc": "2.0", "id": 5, "method": "_acme/ask", "params": {}})
+        out.state("running").state("idle", stop_reason="end_turn")
+
+    agent = ScriptedAgent({"session/prompt": prompt})
+
+    async def body(client: AgentConnection) -> None:
+        sid = await setup(client)
+        await (await client.prompt(sid, "go")).wait_done()
+
+    drive(agent, body)
+    (answer,) = [m for m in agent.received if m.get("id") == 5]
+    assert answer["error"]["code"] == -32601
+
+
+def test_request_timeout_leaves_the_connection_usable() -> None:
+    agent = ScriptedAgent({"session/new": lambda message, out: None})
+
+    async def body(client: AgentConnection) -> Any:
+        await client.initialize()
+        with pytest.raises(RequestTimeout):
+            await client.new_session("/work")
+        return client.connection.pending_agent_requests()
+
+    pending, client = drive(agent, body, request_timeout=5, mock_clock=True)
+    assert pending == {}
+    assert client.connection.session("sess_1") if "sess_1" in client.connection.sessions else True
+
+
+def test_cancelled_caller_keeps_the_connection_consistent() -> None:
+    held: list[dict[str, Any]] = []
+
+    def hold(message: dict[str, Any], out: FakeAgent) -> None:
+        held.append(message)
+
+    agent = ScriptedAgent({"session/prompt": hold})
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        with trio.move_on_after(1):
+            await client.prompt(sid, "go")
+        # the agent answers late: the connection still reconciles it
+        late = FakeAgent(sid).prompt_response(held[0]["id"], "u").user_message("u", "go")
+        for line in late.to_bytes().splitlines():
+            await client._incoming(line)
+        return client.connection.snapshot()
+
+    snap, _ = drive(agent, body, mock_clock=True)
+    assert snap["sessions"][0]["prompts"][0]["status"] == "accepted"
+    assert snap["sessions"][0]["prompts"][0]["echoed"] is True
+
+
+def test_rejected_prompt_raises_request_failed() -> None:
+    def prompt(message: dict[str, Any], out: FakeAgent) -> None:
+        out.prompt_error(message["id"], -32602, "unsupported content")
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        with pytest.raises(RequestFailed) as info:
+            await client.prompt(sid, "go")
+        assert info.value.error.code == -32602
+        return client.connection.snapshot()
+
+    snap, _ = drive(ScriptedAgent({"session/prompt": prompt}), body)
+    assert snap["sessions"][0]["prompts"][0]["status"] == "rejected"
+    assert snap["sessions"][0]["timeline"] == []
+
+
+def test_v1_agent_is_adapted() -> None:
+    def initialize(message: dict[str, Any], out: FakeAgent) -> None:
+        out.result(message["id"], {"protocolVersion": 1, "agentCapabilities": {}})
+
+    def prompt(message: dict[str, Any], out: FakeAgent) -> None:
+        chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi"}}
+        out.update(chunk).result(message["id"], {"stopReason": "end_turn"})
+
+    agent = ScriptedAgent({"initialize": initialize, "session/prompt": prompt})
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        assert client.protocol_version == 1
+        handle = await client.prompt(sid, "hello")
+        assert handle.message_id == "acp-v1:user:1"
+        assert await handle.wait_done() == "end_turn"
+        return client.connection.snapshot()
+
+    snap, _ = drive(agent, body)
+    session = snap["sessions"][0]
+    assert session["protocolVersion"] == 1
+    assert [(e["role"], e["messageId"]) for e in session["timeline"]] == [
+        ("user", "acp-v1:user:1"),
+        ("agent", "acp-v1:agent:2"),
+    ]
+    assert session["completedTurns"] == ["end_turn"]
+
+
+def test_events_stream_every_event() -> None:
+    async def body(client: AgentConnection) -> list[str]:
+        sid = await setup(client)
+        events = client.events()
+        await (await client.prompt(sid, "go")).wait_done()
+        names = []
+        async for event in events:
+            names.append(type(event).__name__)
+            if names[-1] == "StateChanged" and getattr(event, "turn_completed", False):
+                break
+        return names
+
+    names, _ = drive(ScriptedAgent(), body)
+    assert names[:2] == ["PromptSent", "PromptAccepted"] or "PromptAccepted" in names
+    assert "MessageChunkAppended" in names
