@@ -248,6 +248,15 @@ class Connection:
                 self._line_too_long(line, events)  # type: ignore[arg-type]
         return events
 
+    def receive_update(
+        self, params: s.UpdateSessionNotification, *, line: int | None = None
+    ) -> list[ev.Event]:
+        """Apply the params of one decoded ``session/update`` (the agent's notification)."""
+        self.line = line
+        events: list[ev.Event] = []
+        self._apply_update(params, events)
+        return events
+
     def receive_line(self, line: bytes) -> list[ev.Event]:
         """Feed one complete line read from the agent (without its newline)."""
         events: list[ev.Event] = []
@@ -543,14 +552,12 @@ class Connection:
             return
         prompt.status = "accepted"
         if isinstance(result, s.PromptResponse):
-            for other in session.prompts:
-                if other is not prompt and other.message_id == result.message_id:
-                    self._note(
-                        "duplicate-message-id",
-                        f"two prompts were answered with messageId {result.message_id!r} (R10)",
-                        session_id=sid,
-                    )
-                    break
+            if result.message_id in session.prompts_by_message:
+                self._note(
+                    "duplicate-message-id",
+                    f"two prompts were answered with messageId {result.message_id!r} (R10)",
+                    session_id=sid,
+                )
             echoed = session.link_prompt(prompt, result.message_id)
             events.append(
                 ev.PromptAccepted(

@@ -14,15 +14,19 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
+import msgspec
+
 from ._connection import Connection
 from ._diagnostics import Diagnostic
 from ._events import Event
+from ._schema import UpdateSessionNotification as _Params
 from ._v1 import V1Adapter
 from ._v1_detect import detect_v1
 
 __all__ = ["ReplayResult", "Replayer", "replay_log"]
 
 _DECIDE_WITHIN = 10_000
+_to_params = msgspec.convert
 
 
 class Replayer:
@@ -37,7 +41,8 @@ class Replayer:
         self.connection = Connection(live=False, terminal_limit=terminal_limit)
         self.version = protocol
         self.diagnostics: list[Diagnostic] = []
-        self.update_kinds: Counter[str] = Counter()
+        self._raw_kinds: Counter[str] = Counter()
+        self._typed_kinds: Counter[type[Any]] = Counter()
         self.messages = 0
         self.stderr_lines = 0
         self.skipped_unknown_direction = 0
@@ -56,16 +61,38 @@ class Replayer:
             return []
         return self.feed(record.direction, record.message, line=record.line)
 
+    @property
+    def update_kinds(self) -> Counter[str]:
+        """How many updates of each ``sessionUpdate`` kind the log held."""
+        out = Counter(self._raw_kinds)
+        for cls, count in self._typed_kinds.items():
+            out[cls.__struct_config__.tag] += count
+        return out
+
     def feed(self, direction: str, message: Any, *, line: int | None = None) -> list[Event]:
         """Apply one JSON-RPC message (a dict) sent in ``direction``."""
         self.messages += 1
-        if direction == "incoming" and isinstance(message, dict):
-            params = message.get("params")
-            if type(params) is dict:
-                update = params.get("update")
+        if (
+            self.version == 2
+            and direction == "incoming"
+            and type(message) is dict
+            and message.get("method") == "session/update"
+            and "id" not in message
+            and message.get("jsonrpc") == "2.0"
+        ):
+            try:
+                params = _to_params(message.get("params"), _Params)
+            except msgspec.ValidationError:
+                pass
+            else:
+                update = params.update
                 if type(update) is dict:
-                    kind = update.get("sessionUpdate")
-                    self.update_kinds[kind if isinstance(kind, str) else "(invalid)"] += 1
+                    self._count_raw(message)
+                else:
+                    self._typed_kinds[type(update)] += 1
+                return self.connection.receive_update(params, line=line)
+        if direction == "incoming" and isinstance(message, dict):
+            self._count_raw(message)
         if self.version is None:
             verdict = detect_v1(direction, message)
             if verdict is None and len(self._buffer) < _DECIDE_WITHIN:
@@ -76,6 +103,14 @@ class Replayer:
             events.extend(self._apply(direction, message, line))
             return events
         return self._apply(direction, message, line)
+
+    def _count_raw(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        if type(params) is dict:
+            update = params.get("update")
+            if type(update) is dict:
+                kind = update.get("sessionUpdate")
+                self._raw_kinds[kind if isinstance(kind, str) else "(invalid)"] += 1
 
     def _decide(self, version: int) -> None:
         self.version = version

@@ -134,6 +134,8 @@ class Session:
         self._previous: dict[tuple[str, str], TimelineEntry] | None = None
         self._previous_side: tuple[dict[str, TerminalState], dict[str, PlanState]] | None = None
         self.prompts: list[PromptState] = []
+        self.prompts_by_message: dict[str, PromptState] = {}
+        """The first accepted prompt answered with each user message id."""
         self._awaiting_echo: dict[str, list[PromptState]] = {}
         self.permissions: dict[int | str, PermissionState] = {}
         self.side_events: list[ev.Event] = []
@@ -651,6 +653,7 @@ class Session:
     def link_prompt(self, prompt: PromptState, message_id: str) -> bool:
         """Bind an accepted prompt to its user message id; return whether it is echoed."""
         prompt.message_id = message_id
+        self.prompts_by_message.setdefault(message_id, prompt)
         if message_id in self._messages["user"]:
             prompt.echoed = True
         else:
@@ -722,14 +725,17 @@ class Session:
         self._previous = None
         kept = 0
         current = {entry.key for entry in self._timeline}
+        lost_users: set[str] = set()
         for key, entry in previous.items():
             if key not in current:
                 self._unretained.append(entry)
                 kept += 1
                 if type(entry) is MessageState and entry.role == "user":
-                    for prompt in self.prompts:
-                        if prompt.message_id == entry.message_id and prompt.status == "accepted":
-                            prompt.not_retained = True
+                    lost_users.add(entry.message_id)
+        if lost_users:
+            for prompt in self.prompts:
+                if prompt.message_id in lost_users and prompt.status == "accepted":
+                    prompt.not_retained = True
         if self._previous_side is not None:
             # Terminals and plans the replay did not report again leave the current state
             # too (section 12.3 step 4); they are kept here, outside the snapshot's lists.

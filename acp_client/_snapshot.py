@@ -273,6 +273,7 @@ def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> 
         session.add_prompt(prompt)
         if isinstance(message_id, str):
             prompt.message_id = message_id
+            session.prompts_by_message.setdefault(message_id, prompt)
             if not prompt.echoed:
                 session._awaiting_echo.setdefault(message_id, []).append(prompt)
     for item in data.get("permissionRequests", []):
