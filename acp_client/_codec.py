@@ -116,8 +116,18 @@ def _describe(value: object) -> str:
     return type(value).__name__
 
 
+def _empty_on_error(tp: Any) -> bool:
+    """D on an array that cannot be ``null`` defaults to ``[]`` (13.5), not "omitted"."""
+    if get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    args = get_args(tp) if get_origin(tp) in (Union, types.UnionType) else (tp,)
+    if type(None) in args:
+        return False
+    return any(get_origin(a) is list for a in args)
+
+
 class _Field:
-    __slots__ = ("default", "flags", "name", "required", "type", "wire")
+    __slots__ = ("default", "empty", "flags", "name", "required", "type", "wire")
 
     def __init__(self, info: msgspec.structs.FieldInfo) -> None:
         self.name = info.name
@@ -131,6 +141,7 @@ class _Field:
                 if isinstance(meta, s.Lenient):
                     self.flags |= meta
         self.type = tp
+        self.empty = bool(self.flags & s.D) and _empty_on_error(tp)
 
 
 _FIELDS: dict[type[Any], tuple[tuple[_Field, ...], str | None, Any]] = {}
@@ -179,7 +190,16 @@ class _Converter:
                 return _leaf(value, tp, path)
             result = self.convert(value, base, path, skip_items or bool(flags & s.S))
             if constraints:
-                _leaf(result if not isinstance(result, list) else value, tp, path)
+                for meta in metas:
+                    if (
+                        isinstance(meta, msgspec.Meta)
+                        and meta.min_length is not None
+                        and len(result) < meta.min_length
+                    ):
+                        raise _Invalid(
+                            path,
+                            f"expected at least {meta.min_length} item(s), got {len(result)}",
+                        )
             return result
         if origin is Union or origin is types.UnionType:
             args = get_args(tp)
@@ -230,7 +250,7 @@ class _Converter:
         if not isinstance(tag, str):
             raise _Invalid(f"{path}.{tag_field}", f"expected a string `{tag_field}`")
         for cls in classes:
-            if cls.__struct_config__.tag == tag:
+            if cls.__struct_config__.tag == tag and cls is not s._UnmatchedType:
                 return self.struct(value, cls, path)
         for key in _UNKNOWN_VARIANT_REQUIRED.get(classes[0], ()):
             if not isinstance(value.get(key), str):
@@ -265,7 +285,7 @@ class _Converter:
             except _Invalid as exc:
                 if not field.flags & s.D:
                     raise
-                if field.required:
+                if field.empty:
                     kwargs[field.name] = []
                 self.note(
                     "lenient-default",
@@ -275,10 +295,77 @@ class _Converter:
         extra = {k: v for k, v in value.items() if k not in known}
         if extra:
             kwargs["extra"] = extra
+            _EXTRAS.seen = True
+        if cls is s.SessionConfigSelect and isinstance(kwargs.get("options"), list):
+            kwargs["options"] = _select_options(self, kwargs["options"], f"{path}.options")
         try:
             return cls(**kwargs)
         except (ValueError, TypeError) as exc:
             raise _Invalid(path, str(exc)) from None
+
+
+_SELECT_OPTION = {"value": str, "name": str}
+_SELECT_GROUP = {"groupId": str, "name": str}
+
+
+def _check_keys(item: Any, required: dict[str, type[Any]]) -> bool:
+    return isinstance(item, dict) and all(
+        isinstance(item.get(key), kind) for key, kind in required.items()
+    )
+
+
+def _lenient_option(conv: _Converter, item: dict[str, Any], path: str) -> dict[str, Any]:
+    out = dict(item)
+    for key in ("description", "_meta"):
+        if key in out and out[key] is not None:
+            ok = isinstance(out[key], str) if key == "description" else isinstance(out[key], dict)
+            if not ok:
+                del out[key]
+                conv.note("lenient-default", f"{path}.{key}", f"ignored invalid `{key}`")
+    return out
+
+
+def _select_options(self: _Converter, options: list[Any], path: str) -> list[Any]:
+    """A select's ``options``: flat options, or groups whose ``options`` are D+S (9.3)."""
+    if options and isinstance(options[0], dict) and "groupId" in options[0]:
+        groups = []
+        for i, group in enumerate(options):
+            if not _check_keys(group, _SELECT_GROUP):
+                raise _Invalid(f"{path}[{i}]", "malformed option group")
+            inner = group.get("options")
+            if not isinstance(inner, list):
+                self.note("lenient-default", f"{path}[{i}].options", "ignored invalid `options`")
+                inner = []
+            kept = []
+            for j, item in enumerate(inner):
+                if _check_keys(item, _SELECT_OPTION):
+                    kept.append(_lenient_option(self, item, f"{path}[{i}].options[{j}]"))
+                else:
+                    self.note(
+                        "skipped-invalid-item",
+                        f"{path}[{i}].options[{j}]",
+                        f"dropped invalid item {path}[{i}].options[{j}]",
+                    )
+            groups.append(_lenient_option(self, {**group, "options": kept}, f"{path}[{i}]"))
+        return groups
+    out = []
+    for i, item in enumerate(options):
+        if not _check_keys(item, _SELECT_OPTION):
+            raise _Invalid(f"{path}[{i}]", "malformed select option")
+        out.append(_lenient_option(self, item, f"{path}[{i}]"))
+    return out
+
+
+class _ExtrasFlag:
+    """Set once any unknown field was kept: only then must encoding spread ``extra``."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self) -> None:
+        self.seen = False
+
+
+_EXTRAS = _ExtrasFlag()
 
 
 def _is_compound(tp: Any) -> bool:
@@ -515,31 +602,50 @@ def _params(
 # ------------------------------------------------------------------------- encoding
 
 _ENCODER = msgspec.json.Encoder()
-_EXTRA_KEY = "__extra__"
-_EXTRA_MARK = b'"__extra__"'
+_EXTRA_MARK = b'"' + s.EXTRA_KEY.encode() + b'"'
 
 
-def _spread(value: Any) -> Any:
-    if isinstance(value, dict):
-        extra = value.pop(_EXTRA_KEY, None)
-        out = {k: _spread(v) for k, v in value.items()}
+def _walk(value: Any) -> Any:
+    """Plain data for Structs, written field by field with ``extra`` spread in place.
+
+    Raw values (dicts, lists, scalars) are left as they are: a key that merely looks like
+    the extra holder inside ``_meta`` or an unknown variant is data.
+    """
+    if isinstance(value, msgspec.Struct):
+        out: dict[str, Any] = {}
+        config = value.__struct_config__
+        if config.tag_field is not None:
+            out[config.tag_field] = config.tag
+        extra = None
+        for info in msgspec.structs.fields(value):
+            item = getattr(value, info.name)
+            if item is UNSET:
+                continue
+            if info.name == "extra" and isinstance(value, s.Wire):
+                extra = item
+                continue
+            out[info.encode_name] = _walk(item)
         if extra:
-            for k, v in extra.items():
-                out.setdefault(k, v)
+            for key, item in extra.items():
+                out.setdefault(key, item)
         return out
-    if isinstance(value, list):
-        return [_spread(v) for v in value]
+    if isinstance(value, list | tuple):
+        return [_walk(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _walk(item) for key, item in value.items()}
     return value
 
 
 def to_builtins(obj: Any) -> Any:
     """Plain JSON-compatible Python data for a Struct (unknown fields written in place)."""
-    return _spread(msgspec.to_builtins(obj))
+    if not _EXTRAS.seen:
+        return msgspec.to_builtins(obj)
+    return _walk(obj)
 
 
 def encode(obj: Any) -> bytes:
     """Compact JSON for a message or any schema Struct, unknown fields written in place."""
     out = _ENCODER.encode(obj)
     if _EXTRA_MARK in out:
-        out = _ENCODER.encode(to_builtins(obj))
+        out = _ENCODER.encode(_walk(obj))
     return out

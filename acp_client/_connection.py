@@ -61,7 +61,7 @@ class SentRequest(NamedTuple):
 
 
 class _Pending:
-    __slots__ = ("commands_mark", "config_mark", "method", "params", "session_id")
+    __slots__ = ("commands_mark", "config_mark", "method", "params", "session_id", "state_mark")
 
     def __init__(self, method: str, params: Any, session_id: str | None) -> None:
         self.method = method
@@ -69,6 +69,7 @@ class _Pending:
         self.session_id = session_id
         self.commands_mark = -1
         self.config_mark = -1
+        self.state_mark = -1
 
 
 def _session_id_of(params: Any) -> str | None:
@@ -278,8 +279,22 @@ class Connection:
         self._note("line-too-long", error.message, "error")
         events.append(ev.InvalidMessageReceived(error=error))
 
+    def _stamp(self, start: int, session_id: str | None) -> None:
+        """Give diagnostics added by decoding the current line/message their place."""
+        diags = self.diagnostics
+        for index in range(start, len(diags)):
+            diag = diags[index]
+            if diag.line is None and (self.line is not None or session_id is not None):
+                diags[index] = msgspec.structs.replace(
+                    diag, line=self.line, session_id=diag.session_id or session_id
+                )
+
     def _receive_line(self, line: bytes, events: list[ev.Event]) -> None:
-        for item in self._decoder.decode_all(line, self.diagnostics):
+        start = len(self.diagnostics)
+        items = self._decoder.decode_all(line, self.diagnostics)
+        if len(self.diagnostics) > start:
+            self._stamp(start, _session_id_of(getattr(items[0], "params", None)))
+        for item in items:
             if isinstance(item, RemoteProtocolError):
                 self._invalid(item, events, "incoming")
             else:
@@ -321,11 +336,15 @@ class Connection:
                 pass
             else:
                 return s.Notification(method="session/update", params=typed)
+        start = len(self.diagnostics)
         try:
             return message_from_builtins(obj, self.diagnostics)
         except RemoteProtocolError as exc:
             self._invalid(exc, events, direction)
             return None
+        finally:
+            if len(self.diagnostics) > start:
+                self._stamp(start, _session_id_of(obj.get("params")))
 
     def _invalid(self, error: RemoteProtocolError, events: list[ev.Event], direction: str) -> None:
         error.line = self.line
@@ -355,6 +374,14 @@ class Connection:
             # An inbound request with malformed params is answered -32602 (section 1.8).
             self._respond_error(error.request_id, error.code, error.message)
             self._pending_in.pop(error.request_id, None)
+        if (
+            self.live
+            and direction == "incoming"
+            and error.code == INVALID_REQUEST
+            and error.request_id is None
+        ):
+            # 1.5: an invalid entry (or an empty batch) gets its own -32600 with id null.
+            self._respond_error(None, INVALID_REQUEST, error.message)
         code = "invalid-message" if error.code != -32700 else "malformed-line"
         self._note(code, f"{error.message} at `{error.path}`", "error")
         events.append(ev.InvalidMessageReceived(error=error))
@@ -515,6 +542,7 @@ class Connection:
         if not existed:
             events.append(ev.SessionCreated(session_id=session.session_id, announced=True))
         session.announced = True
+        session.created_by_new = True
         self._setup_lists(session, pending, result)
         events.append(ev.SessionAnnounced(session_id=session.session_id))
 
@@ -527,6 +555,13 @@ class Connection:
         session = self._session(sid, events)
         replay = session.lifecycle == "replaying"
         if error is None:
+            if session.state_updates == pending.state_mark:
+                self._note(
+                    "resume-without-snapshot",
+                    "session/resume succeeded without a state_update before its response"
+                    " (12.3, A17); the state stays as it was",
+                    session_id=sid,
+                )
             session.announced = True
             if isinstance(result, s.ResumeSessionResponse):
                 self._setup_lists(session, pending, result)
@@ -608,6 +643,10 @@ class Connection:
         if isinstance(tool_call_id, str) and tool_call_id in session.tool_calls:
             call = session.tool_calls[tool_call_id]
             call.cancel_pending = error is None and not call.finished
+        terminal_id = getattr(pending.params, "terminal_id", None)
+        if isinstance(terminal_id, str) and terminal_id in session.terminals:
+            term = session.terminals[terminal_id]
+            term.cancel_pending = error is None and not term.exited
 
     # ------------------------------------------------------------ client -> agent
 
@@ -630,6 +669,7 @@ class Connection:
         session = self._session(sid, events)
         pending.commands_mark = session.commands_updates
         pending.config_mark = session.config_updates
+        pending.state_mark = session.state_updates
         if method == "session/prompt":
             prompt_blocks = getattr(params, "prompt", None)
             prompt = PromptState(rid, sid, prompt_blocks)
@@ -889,6 +929,10 @@ class Connection:
         for perm in list(session.permissions.values()):
             if perm.status == "pending" and perm.request_id in self._pending_in:
                 self._answer_permission(perm, None, events)
+        for rid, (method, _params, sid) in list(self._pending_in.items()):
+            if method == "elicitation/create" and sid == session.session_id:
+                del self._pending_in[rid]
+                self._respond(rid, {"action": "cancel"})  # R19
 
     def answer_method_not_found(self, request_id: int | str) -> bytes:
         """Answer an agent request the client does not handle with -32601."""
@@ -924,7 +968,7 @@ class Connection:
     def _respond(self, request_id: int | str, result: Any) -> None:
         self._outbox.append(self._write(s.Response(id=request_id, result=result)))
 
-    def _respond_error(self, request_id: int | str, code: int, message: str) -> None:
+    def _respond_error(self, request_id: int | str | None, code: int, message: str) -> None:
         error = s.ErrorResponse(id=request_id, error=s.Error(code=code, message=message))
         self._outbox.append(self._write(error))
 
@@ -958,4 +1002,5 @@ _RESPONSE_HANDLERS = {
     "session/close": Connection._on_close,
     "session/set_config_option": Connection._on_set_config,
     "tool_call/cancel": Connection._on_entity_cancel,
+    "terminal/cancel": Connection._on_entity_cancel,
 }

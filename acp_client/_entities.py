@@ -215,6 +215,7 @@ class TerminalState(_Entity):
         "_decoded_upto",
         "_decoder",
         "_dropped",
+        "cancel_pending",
         "capabilities",
         "command",
         "cwd",
@@ -233,6 +234,7 @@ class TerminalState(_Entity):
         self.capabilities: s.TerminalCapabilities | None = None
         self.exit_status: s.TerminalExitStatus | None = None
         self.limit = limit
+        self.cancel_pending = False
         self._buf = bytearray()
         self._dropped = 0
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")

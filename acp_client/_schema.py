@@ -35,6 +35,7 @@ __all__ = [
     "N",
     "DS",
     "Wire",
+    "EXTRA_KEY",
     "RequestId",
     # content
     "Annotations",
@@ -184,6 +185,8 @@ class Lenient(enum.Flag):
     """``x-deserialize-default-on-null``: an explicit ``null`` decodes as ``[]``."""
 
 
+EXTRA_KEY = "__acp_client_extra__"
+"""Wire name of :attr:`Wire.extra` (never written: encoding spreads it in place)."""
 D = Lenient.D
 S = Lenient.S
 N = Lenient.N
@@ -194,7 +197,7 @@ def _wire_name(name: str) -> str:
     if name == "meta":
         return "_meta"
     if name == "extra":
-        return "__extra__"
+        return EXTRA_KEY
     head, *rest = name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
@@ -234,7 +237,7 @@ class Annotations(Wire):
 
     audience: Annotated[list[str] | None | UnsetType, DS] = UNSET
     last_modified: OptStr = UNSET
-    priority: Annotated[float | None | UnsetType, D] = UNSET
+    priority: Annotated[Annotated[float, Meta(ge=0, le=1)] | None | UnsetType, D] = UNSET
     meta: Meta_ = UNSET
 
 
@@ -508,10 +511,14 @@ class PlanItems(Wire, tag_field="type", tag="items", kw_only=True):
     meta: Meta_ = UNSET
 
 
+class _UnmatchedType(Wire, tag_field="type", tag="\x00", kw_only=True):
+    """Never matches: makes msgspec require the ``type`` tag of one-variant open unions."""
+
+
 if TYPE_CHECKING:
     PlanUpdateContent = Union[PlanItems, dict[str, Any]]
 else:
-    PlanUpdateContent = PlanItems
+    PlanUpdateContent = Union[PlanItems, _UnmatchedType]
 """Plan content; an unknown plan ``type`` is kept as its raw ``dict``."""
 
 
@@ -525,7 +532,7 @@ class TextCommandInput(Wire, tag_field="type", tag="text", kw_only=True):
 if TYPE_CHECKING:
     AvailableCommandInput = Union[TextCommandInput, dict[str, Any]]
 else:
-    AvailableCommandInput = TextCommandInput
+    AvailableCommandInput = Union[TextCommandInput, _UnmatchedType]
 
 
 class Command(Wire, tag_field="type", tag="command", kw_only=True):
@@ -540,7 +547,7 @@ class Command(Wire, tag_field="type", tag="command", kw_only=True):
 if TYPE_CHECKING:
     AvailableCommand = Union[Command, dict[str, Any]]
 else:
-    AvailableCommand = Command
+    AvailableCommand = Union[Command, _UnmatchedType]
 
 
 class _ConfigOptionBase(Wire):
@@ -624,6 +631,7 @@ else:
 # ------------------------------------------------------------------- session updates
 
 _UPDATE = "sessionUpdate"
+_KNOWN_STATES = frozenset({"running", "idle", "requires_action"})
 
 
 class ContentChunk(Wire):
@@ -689,6 +697,16 @@ class StateUpdate(Wire, tag_field=_UPDATE, tag="state_update", kw_only=True):
     stop_reason: OptStr = UNSET
     error: Annotated[Error | None | UnsetType, D] = UNSET
     meta: Meta_ = UNSET
+
+    def __post_init__(self) -> None:
+        if self.state not in _KNOWN_STATES and (
+            self.background is not UNSET
+            or self.stop_reason is not UNSET
+            or self.error is not UNSET
+            or self.meta is not UNSET
+        ):
+            # A custom or future state's fields are kept raw (in ``extra``), undecoded.
+            raise ValueError("fields of an unrecognized state are not decoded")
 
 
 class ToolCallContentChunk(Wire, tag_field=_UPDATE, tag="tool_call_content_chunk", kw_only=True):
@@ -1003,11 +1021,11 @@ class NewSessionRequest(Wire):
 
 
 class NewSessionResponse(Wire):
-    """Result of ``session/new``."""
+    """Result of ``session/new`` (omitted, ``null`` and ``[]`` lists all mean none, R47)."""
 
     session_id: str
-    config_options: Annotated[list[SessionConfigOption] | UnsetType, DS] = UNSET
-    available_commands: Annotated[list[AvailableCommand] | UnsetType, DS] = UNSET
+    config_options: Annotated[list[SessionConfigOption] | UnsetType, DS | N] = UNSET
+    available_commands: Annotated[list[AvailableCommand] | UnsetType, DS | N] = UNSET
     meta: Meta_ = UNSET
 
 
@@ -1020,7 +1038,7 @@ class ReplayFromStart(Wire, tag_field="type", tag="start", kw_only=True):
 if TYPE_CHECKING:
     ReplayFrom = Union[ReplayFromStart, dict[str, Any]]
 else:
-    ReplayFrom = ReplayFromStart
+    ReplayFrom = Union[ReplayFromStart, _UnmatchedType]
 
 
 class ResumeSessionRequest(Wire):
@@ -1035,10 +1053,10 @@ class ResumeSessionRequest(Wire):
 
 
 class ResumeSessionResponse(Wire):
-    """Result of ``session/resume``."""
+    """Result of ``session/resume`` (omitted, ``null`` and ``[]`` lists all mean none, R47)."""
 
-    config_options: Annotated[list[SessionConfigOption] | UnsetType, DS] = UNSET
-    available_commands: Annotated[list[AvailableCommand] | UnsetType, DS] = UNSET
+    config_options: Annotated[list[SessionConfigOption] | UnsetType, DS | N] = UNSET
+    available_commands: Annotated[list[AvailableCommand] | UnsetType, DS | N] = UNSET
     meta: Meta_ = UNSET
 
 

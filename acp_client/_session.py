@@ -91,6 +91,10 @@ class Session:
     ) -> None:
         self.session_id = session_id
         self.announced = announced
+        self.created_by_new = False
+        """Set when a ``session/new`` result created or announced the session."""
+        self.state_updates = 0
+        """How many ``state_update`` snapshots were applied (replay included)."""
         self.lifecycle: Lifecycle = "open"
         self.closed = False
         self.protocol_version: int | None = None
@@ -209,11 +213,21 @@ class Session:
         return self.state.state if self.state is not None else None
 
     @property
-    def idle(self) -> bool:
-        """Whether the agent reported ``idle`` (``None`` counts for announced new sessions)."""
+    def idle(self) -> bool | None:
+        """Whether the session is idle (``None``: unknown).
+
+        The last snapshot decides; before any, a session created by ``session/new`` is idle
+        by protocol default, and any other session's activity is unknown (R11).
+        """
         if self.state is None:
-            return self.announced
+            return True if self.created_by_new else None
         return self.state.state == "idle"
+
+    def snapshot(self) -> dict[str, Any]:
+        """The SESSION object of SNAPSHOT.md for this session (plain data)."""
+        from ._snapshot import session_snapshot
+
+        return session_snapshot(self)
 
     # ------------------------------------------------------------------- applying
 
@@ -429,6 +443,8 @@ class Session:
                 change = "replaced"
         if u.exit_status is not UNSET:
             term.exit_status = u.exit_status
+            if u.exit_status is not None:
+                term.cancel_pending = False
         if u.size is not UNSET:
             term.size = u.size
         if u.capabilities is not UNSET:
@@ -559,6 +575,7 @@ class Session:
         )
 
     def _state_update(self, u: s.StateUpdate) -> ev.Event:
+        self.state_updates += 1
         previous = self.state.state if self.state is not None else None
         self.state = u
         new = u.state
@@ -593,6 +610,7 @@ class Session:
                         )
                     if stop_reason == "refusal":
                         self._exclude_refused()
+                    self._check_pending_permissions()
                     self._check_unechoed()
                     self._turn_start_index = len(self._timeline)
                 self.cancel_requested = False
@@ -624,9 +642,18 @@ class Session:
                 start = index
                 break
         if start is None:
-            start = self._turn_start_index
+            return  # no prompt placed in this work: nothing leaves the context (R14)
         for entry in self._timeline[start:]:
             entry.excluded = True
+
+    def _check_pending_permissions(self) -> None:
+        for perm in self.permissions.values():
+            if perm.status == "pending" and not self.in_background(perm.tool_call_id):
+                self._note(
+                    "permission-pending-at-idle",
+                    f"work ended while permission request {perm.request_id!r} is still pending"
+                    " (it stays pending; R40)",
+                )
 
     def _check_unechoed(self) -> None:
         for message_id, prompts in self._awaiting_echo.items():
@@ -668,6 +695,8 @@ class Session:
         ids of the tool calls it marked.
         """
         self.cancel_requested = True
+        if self.state is not None and self.state.state == "idle":
+            return ()  # R46: nothing is running in the foreground; nothing to mark
         background_calls: set[str] = set()
         background_terms: set[str] = set()
         for item in self.background or ():

@@ -11,11 +11,10 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-import msgspec
 from msgspec import UNSET
 
 from . import _schema as s
-from ._codec import _spread, convert
+from ._codec import convert, to_builtins
 from ._entities import CompactionState, MessageState, TerminalState, TimelineEntry, ToolCallState
 from ._prompts import PermissionState, PromptState
 from ._session import Session
@@ -23,16 +22,11 @@ from ._session import Session
 __all__ = ["FORMAT", "finish", "load_session", "session_snapshot"]
 
 FORMAT = "acp-client/snapshot@1"
-_ENC = msgspec.json.Encoder()
-_EXTRA_MARK = b'"__extra__"'
-_plain = msgspec.to_builtins
+_plain = to_builtins
 
 
 def finish(tree: dict[str, Any]) -> dict[str, Any]:
-    """Write unknown fields in place (one pass, only when any were kept)."""
-    if _EXTRA_MARK in _ENC.encode(tree):
-        spread: dict[str, Any] = _spread(tree)
-        return spread
+    """The snapshot tree as built (kept for callers of the earlier two-step API)."""
     return tree
 
 
@@ -226,13 +220,13 @@ def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> 
         data["sessionId"], announced=bool(data.get("announced")), terminal_limit=terminal_limit
     )
     session.protocol_version = data.get("protocolVersion")
-    for item in data.get("timeline", []):
-        _load_entry(session, item)
     for item in data.get("terminals", []):
         body = {k: v for k, v in item.items() if k not in ("output", "truncatedBytes")}
         body["output"] = {"data": item.get("output", "")}
         session.apply(convert({**body, "sessionUpdate": "terminal_update"}, s.SessionUpdate))
         session._terminals[item["terminalId"]]._dropped = int(item.get("truncatedBytes", 0))
+    for item in data.get("timeline", []):
+        _load_entry(session, item)
     for item in data.get("plans", []):
         session.apply(
             convert({"sessionUpdate": "plan_update", "plan": item["plan"]}, s.SessionUpdate)
@@ -293,4 +287,12 @@ def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> 
         scratch = Session(session.session_id)
         session._unretained = [_load_entry(scratch, item) for item in data["unretained"]]
     session._turn_start_index = len(session._timeline)
+    if session.state is not None and session.state.state != "idle":
+        # The current work started before the snapshot: it is taken to start at the last
+        # user message (the prompt that started it), so a later refusal marks from there.
+        for index in range(len(session._timeline) - 1, -1, -1):
+            entry = session._timeline[index]
+            if type(entry) is MessageState and entry.role == "user":
+                session._turn_start_index = index
+                break
     return session

@@ -1,0 +1,1198 @@
+"""Connection rules of ACP-V2-CLIENT-STATE.md sections 1, 2.4, 10-12 and the
+R-resolutions about prompts, permissions, cancellation, closing, setup, resume/replay and
+unannounced sessions: one example test per rule, through the public API (live
+``Connection`` with ``send_*`` + ``receive_data``, or passive ``Connection(live=False)``
+fed both directions of a log), checked on ``snapshot()``, events and the bytes written.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from helpers import (
+    PERM_OPTIONS,
+    SID,
+    Live,
+    Log,
+    chunk,
+    empty_session,
+    error,
+    idle,
+    line,
+    message_entry,
+    msg,
+    notification,
+    permission,
+    prompt_request,
+    request,
+    response,
+    state,
+    term,
+    term_chunk,
+    text,
+    tool,
+    tool_chunk,
+    tool_entry,
+    update,
+)
+
+from acp_client import (
+    AgentRequestReceived,
+    Connection,
+    InvalidMessageReceived,
+    LocalProtocolError,
+    PermissionRequested,
+    PermissionWithdrawn,
+    PromptAccepted,
+    PromptEchoed,
+    PromptRejected,
+    ReplayFinished,
+    ReplayStarted,
+    SessionAnnounced,
+    SessionClosed,
+    SessionCreated,
+    UnmatchedResponseReceived,
+)
+
+CMD_X = {"type": "command", "name": "x", "description": "X"}
+CMD_Y = {"type": "command", "name": "y", "description": "Y"}
+OPT_B = {"type": "boolean", "configId": "b", "name": "B", "currentValue": True}
+OPT_C = {"type": "boolean", "configId": "c", "name": "C", "currentValue": False}
+
+
+def cmds(*items: dict[str, object]) -> dict[str, object]:
+    return {"sessionUpdate": "available_commands_update", "availableCommands": list(items)}
+
+
+def opts(*items: dict[str, object]) -> dict[str, object]:
+    return {"sessionUpdate": "config_option_update", "configOptions": list(items)}
+
+
+# ---------------------------------------------------------------- 1 transport / envelope
+
+
+def test_1_1_bytes_split_anywhere_give_the_same_events() -> None:
+    data = line(update(chunk("agent", "a", "héllo"))) + line(update(idle()))
+    whole = Connection()
+    expected = whole.receive_data(data)
+    split = Connection()
+    got = []
+    for i in range(len(data)):
+        got += split.receive_data(data[i : i + 1])
+    assert got == expected
+    assert split.snapshot() == whole.snapshot()
+
+
+def test_1_8_non_json_line_is_skipped_with_diagnostic() -> None:
+    conn = Connection()
+    events = conn.receive_data(b"{oops\n" + line(update(chunk("agent", "a", "x"))))
+    assert isinstance(events[0], InvalidMessageReceived)
+    assert conn.snapshot()["sessions"][0]["timeline"] == [message_entry("agent", "a", "x")]
+    assert [d["severity"] for d in conn.snapshot()["diagnostics"]] == ["error"]
+
+
+def test_1_8_inbound_request_with_malformed_params_is_answered_invalid_params() -> None:
+    live = Live()
+    live.agent(request(9, "session/request_permission", {"sessionId": SID, "title": 3}))
+    [answer] = live.answers(9)
+    assert answer["error"]["code"] == -32602
+
+
+def test_1_5_batch_entries_are_applied_in_array_order() -> None:
+    conn = Connection()
+    batch = [
+        update(chunk("agent", "a", "1")),
+        update(msg("agent", "a", content=[text("R")])),
+        update(chunk("agent", "a", "2")),
+    ]
+    conn.receive_data(line(batch))
+    assert conn.snapshot()["sessions"][0]["timeline"] == [message_entry("agent", "a", "R", "2")]
+
+
+def test_1_5_invalid_batch_entry_does_not_stop_the_others() -> None:
+    conn = Connection()
+    conn.receive_data(line([update(chunk("agent", "a", "1")), 5, update(chunk("agent", "a", "2"))]))
+    assert conn.snapshot()["sessions"][0]["timeline"] == [message_entry("agent", "a", "1", "2")]
+    assert conn.diagnostics
+
+
+def test_1_5_empty_batch_is_answered_with_one_invalid_request_error() -> None:
+    conn = Connection()
+    conn.receive_data(b"[]\n")
+    out = conn.data_to_send()
+    assert out
+    assert b'"id":null' in out and b"-32600" in out
+
+
+def test_1_5_invalid_batch_entry_is_answered_with_invalid_request() -> None:
+    conn = Connection()
+    conn.receive_data(line([update(chunk("agent", "a", "1")), 5]))
+    out = conn.data_to_send()
+    assert b"-32600" in out
+
+
+def test_1_5_all_notification_batch_gets_no_reply() -> None:
+    conn = Connection()
+    conn.receive_data(line([update(idle()), update(chunk("agent", "a", "x"))]))
+    assert conn.data_to_send() == b""
+
+
+def test_1_3_unknown_notifications_are_ignored() -> None:
+    log = Log()
+    log.agent(
+        notification("_acme/ping", {"x": 1}),
+        notification("elicitation/complete", {"elicitationId": "e"}),
+    )
+    assert log.snap()["sessions"] == []
+    assert log.conn.data_to_send() == b""
+
+
+def test_1_3_unknown_request_is_surfaced_and_answered_method_not_found() -> None:
+    live = Live()
+    events = live.agent(request(8, "_acme/ext", {"a": 1}))
+    assert events == [AgentRequestReceived(request_id=8, method="_acme/ext", params={"a": 1})]
+    live.wrote(live.conn.answer_method_not_found(8))
+    [answer] = live.answers(8)
+    assert answer["error"]["code"] == -32601
+    with pytest.raises(LocalProtocolError):
+        live.conn.answer_method_not_found(8)
+
+
+def test_r62_response_to_unknown_request_is_kept_raw_with_diagnostic() -> None:
+    log = Log()
+    events = log.agent(response(77, {"messageId": "u"}))
+    assert isinstance(events[-1], UnmatchedResponseReceived)
+    assert len(log.conn.unmatched_responses) == 1
+    assert "orphan-response" in log.codes()
+    assert log.snap()["sessions"] == []
+
+
+def test_c12_request_ids_are_distinct_while_pending() -> None:
+    conn = Connection()
+    ids = [conn.send_prompt(SID, "x").request_id for _ in range(5)]
+    assert len(set(ids)) == 5
+
+
+def test_c5_empty_prompt_is_refused_locally() -> None:
+    with pytest.raises(LocalProtocolError):
+        Connection().send_prompt(SID, [])
+
+
+def test_2_1_initialize_result_sets_the_protocol_version() -> None:
+    live = Live()
+    rid, data = live.conn.send_initialize()
+    live.wrote(data)
+    assert live.sent[0]["params"]["protocolVersion"] == 2
+    live.agent(
+        response(
+            rid, {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, "capabilities": {}}
+        )
+    )
+    live.new_session()
+    assert live.session()["protocolVersion"] == 2
+
+
+def test_2_1_protocol_version_absent_without_initialize() -> None:
+    log = Log()
+    log.upd(chunk("agent", "a", "x"))
+    assert "protocolVersion" not in log.session()
+
+
+# ---------------------------------------------------------------- 10 prompt tracker
+
+
+def test_10_2_response_first_then_update_links_the_submission() -> None:
+    live = Live()
+    live.new_session()
+    rid = live.prompt("hi")
+    assert live.session()["prompts"] == [{"requestId": rid, "status": "pending", "echoed": False}]
+    events = live.agent(response(rid, {"messageId": "u1"}))
+    assert PromptAccepted(session_id=SID, request_id=rid, message_id="u1", echoed=False) in events
+    assert live.session()["timeline"] == []  # 10.4: the response creates no entry
+    events = live.upd(msg("user", "u1", content=[text("hi")]))
+    assert PromptEchoed(session_id=SID, request_id=rid, message_id="u1") in events
+    assert live.session()["prompts"] == [
+        {"requestId": rid, "status": "accepted", "messageId": "u1", "echoed": True}
+    ]
+
+
+def test_10_4_update_first_then_response_creates_no_duplicate() -> None:
+    live = Live()
+    live.new_session()
+    rid = live.prompt("hi")
+    live.upd(chunk("user", "u1", "hi"))
+    events = live.agent(response(rid, {"messageId": "u1"}))
+    assert PromptAccepted(session_id=SID, request_id=rid, message_id="u1", echoed=True) in events
+    snap = live.session()
+    assert snap["timeline"] == [message_entry("user", "u1", "hi")]
+    assert snap["prompts"][0]["echoed"] is True
+
+
+def test_10_4_association_is_never_by_content_or_order() -> None:
+    log = Log()
+    log.client(prompt_request(1, t="same"))
+    log.upd(chunk("user", "other", "same"))
+    log.agent(response(1, {"messageId": "mine"}))
+    assert log.session()["prompts"][0]["echoed"] is False
+    log.upd(chunk("user", "mine", "expanded by the agent"))
+    assert log.session()["prompts"][0]["echoed"] is True
+
+
+def test_r42_agent_content_is_canonical_for_display() -> None:
+    log = Log()
+    log.client(prompt_request(1, t="/cmd"))
+    log.agent(response(1, {"messageId": "u1"}))
+    log.upd(msg("user", "u1", content=[text("expanded command")]))
+    assert log.timeline() == [message_entry("user", "u1", "expanded command")]
+    assert log.sess().prompts[0].prompt[0].text == "/cmd"
+
+
+def test_10_5_error_response_rejects_without_history() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(idle())
+    rid = live.prompt()
+    err = {"code": -32602, "message": "bad"}
+    events = live.agent(error(rid, -32602, "bad"))
+    assert any(isinstance(e, PromptRejected) for e in events)
+    snap = live.session()
+    assert snap["prompts"] == [
+        {"requestId": rid, "status": "rejected", "echoed": False, "error": err}
+    ]
+    assert snap["timeline"] == []
+    assert snap["state"] == {"state": "idle", "stopReason": "end_turn"}
+
+
+def test_10_6_rejected_prompt_is_never_linked() -> None:
+    log = Log()
+    log.client(prompt_request(1))
+    log.agent(error(1, -32603, "x"))
+    log.upd(chunk("user", "u1", "hello"))
+    assert log.session()["prompts"][0] == {
+        "requestId": 1,
+        "status": "rejected",
+        "echoed": False,
+        "error": {"code": -32603, "message": "x"},
+    }
+
+
+def test_r2_accepted_but_never_echoed_stays_accepted_with_diagnostic_at_work_end() -> None:
+    log = Log()
+    log.client(prompt_request(1))
+    log.agent(response(1, {"messageId": "u1"}))
+    log.upd(state("running"), chunk("agent", "a", "x"))
+    assert "prompt-not-echoed" not in log.codes()
+    log.upd(idle())
+    assert log.session()["prompts"] == [
+        {"requestId": 1, "status": "accepted", "messageId": "u1", "echoed": False}
+    ]
+    assert "prompt-not-echoed" in log.codes()
+    assert log.timeline() == [message_entry("agent", "a", "x")]
+
+
+@pytest.mark.parametrize("result", [{}, {"messageId": None}, {"messageId": 5}])
+def test_r8_response_without_string_message_id_is_accepted_unbound(result: object) -> None:
+    log = Log()
+    log.client(prompt_request(1))
+    log.agent(response(1, result))
+    log.upd(chunk("user", "u1", "hello"))
+    assert log.session()["prompts"] == [{"requestId": 1, "status": "accepted", "echoed": False}]
+    assert log.sess().prompts[0].unbound
+    assert log.timeline() == [message_entry("user", "u1", "hello")]
+    assert log.conn.diagnostics
+
+
+def test_r9_prompt_while_running_stays_pending_until_answered() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"))
+    rid = live.prompt("second")
+    assert live.session()["prompts"][0]["status"] == "pending"
+    live.upd(idle())
+    live.agent(response(rid, {"messageId": "u2"}))
+    assert live.session()["prompts"][0]["status"] == "accepted"
+
+
+def test_r10_two_submissions_with_the_same_message_id_both_link() -> None:
+    log = Log()
+    log.client(prompt_request(1), prompt_request(2))
+    log.agent(response(1, {"messageId": "u"}), response(2, {"messageId": "u"}))
+    log.upd(chunk("user", "u", "x"))
+    assert [p["echoed"] for p in log.session()["prompts"]] == [True, True]
+    assert "duplicate-message-id" in log.codes()
+    assert len(log.timeline()) == 1
+
+
+def test_r65_response_id_naming_only_an_agent_message_does_not_link() -> None:
+    log = Log()
+    log.upd(chunk("agent", "m1", "A"), chunk("thought", "m1", "T"))
+    log.client(prompt_request(1))
+    log.agent(response(1, {"messageId": "m1"}))
+    assert log.session()["prompts"][0]["echoed"] is False
+    log.upd(chunk("user", "m1", "U"))
+    assert log.session()["prompts"][0]["echoed"] is True
+
+
+def test_r49_order_of_running_response_and_user_message_is_free() -> None:
+    for order in ([0, 1, 2], [2, 1, 0], [1, 0, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1]):
+        log = Log()
+        log.client(prompt_request(1))
+        steps = [
+            lambda log=log: log.agent(response(1, {"messageId": "u"})),
+            lambda log=log: log.upd(state("running")),
+            lambda log=log: log.upd(chunk("user", "u", "x")),
+        ]
+        for i in order:
+            steps[i]()
+        log.upd(idle())
+        snap = log.session()
+        assert snap["prompts"][0]["echoed"] is True
+        assert snap["completedTurns"] == ["end_turn"]
+        assert snap["timeline"] == [message_entry("user", "u", "x")]
+
+
+def test_10_5_connection_lost_leaves_pending_prompts_pending() -> None:
+    live = Live()
+    live.new_session()
+    live.prompt()
+    live.conn.connection_lost()
+    assert live.session()["prompts"][0]["status"] == "pending"
+    assert "prompt-uncertain" in live.codes()
+
+
+def test_10_5_client_cancel_request_for_a_prompt_then_success_is_accepted() -> None:
+    live = Live()
+    live.new_session()
+    rid = live.prompt()
+    live.wrote(live.conn.send_cancel_request(rid))
+    assert live.sent[-1] == {
+        "jsonrpc": "2.0",
+        "method": "$/cancel_request",
+        "params": {"requestId": rid},
+    }
+    live.agent(response(rid, {"messageId": "u"}))
+    assert live.session()["prompts"][0]["status"] == "accepted"
+
+
+def test_r63_held_prompt_withdrawn_by_cancel_is_rejected() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"))
+    rid = live.prompt("held")
+    live.cancel()
+    assert live.session()["prompts"][0]["status"] == "pending"
+    live.agent(error(rid, -32800, "withdrawn"))
+    live.upd(idle("cancelled"))
+    snap = live.session()
+    assert snap["prompts"][0]["status"] == "rejected"
+    assert snap["prompts"][0]["error"]["code"] == -32800
+    assert snap["completedTurns"] == ["cancelled"]
+
+
+# ---------------------------------------------------------------- 11.1 permissions
+
+
+def test_11_1_tool_call_subject_is_applied_before_the_prompt() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(chunk("agent", "a", "x"))
+    subject = {
+        "type": "tool_call",
+        "toolCall": {"toolCallId": "c1", "title": "Edit", "status": "pending", "_meta": {"k": 1}},
+    }
+    events = live.agent(permission(5, subject=subject, description="long text"))
+    assert isinstance(events[-1], PermissionRequested)
+    snap = live.session()
+    assert snap["timeline"][1] == tool_entry("c1", title="Edit", _meta={"k": 1})
+    assert snap["permissionRequests"] == [
+        {
+            "requestId": 5,
+            "title": "Allow?",
+            "description": "long text",
+            "toolCallId": "c1",
+            "status": "pending",
+            "options": PERM_OPTIONS,
+        }
+    ]
+
+
+def test_11_1_request_title_does_not_change_the_tool_call_title() -> None:
+    log = Log()
+    log.upd(tool("c1", title="Original"))
+    log.agent(
+        permission(
+            5, title="Approve?", subject={"type": "tool_call", "toolCall": {"toolCallId": "c1"}}
+        )
+    )
+    assert log.entry("c1")["title"] == "Original"
+
+
+def test_r21_command_subject_creates_no_tool_call_or_terminal() -> None:
+    log = Log()
+    subject = {
+        "type": "command",
+        "command": "rm -rf x",
+        "cwd": "/w",
+        "toolCallId": "c9",
+        "terminalId": "t9",
+    }
+    log.agent(permission(5, subject=subject))
+    snap = log.session()
+    assert snap["timeline"] == [] and snap["terminals"] == []
+    assert snap["permissionRequests"][0]["toolCallId"] == "c9"
+
+
+def test_11_1_unknown_subject_gives_a_generic_pending_request() -> None:
+    live = Live()
+    live.new_session()
+    live.agent(permission(5, subject={"type": "_acme", "z": 1}))
+    assert live.session()["permissionRequests"][0]["status"] == "pending"
+    assert live.answers(5) == []
+
+
+def test_11_1_answer_permission_selected_and_cancelled() -> None:
+    live = Live()
+    live.new_session()
+    live.agent(permission(5), permission(6))
+    live.wrote(live.conn.answer_permission(5, "allow"))
+    live.wrote(live.conn.answer_permission(6, None))
+    assert live.answers(5) == [
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "result": {"outcome": {"outcome": "selected", "optionId": "allow"}},
+        }
+    ]
+    assert live.answers(6)[0]["result"] == {"outcome": {"outcome": "cancelled"}}
+    perms = live.session()["permissionRequests"]
+    assert [(p["status"], p["outcome"]) for p in perms] == [
+        ("answered", {"outcome": "selected", "optionId": "allow"}),
+        ("cancelled", {"outcome": "cancelled"}),
+    ]
+
+
+def test_c23_answer_must_name_an_offered_option() -> None:
+    live = Live()
+    live.new_session()
+    live.agent(permission(5))
+    with pytest.raises(LocalProtocolError):
+        live.conn.answer_permission(5, "nope")
+    with pytest.raises(LocalProtocolError):
+        live.conn.answer_permission(99, "allow")
+
+
+def test_11_1_passive_log_records_the_clients_answer() -> None:
+    log = Log()
+    log.agent(permission(5))
+    log.client(response(5, {"outcome": {"outcome": "selected", "optionId": "deny"}}))
+    perm = log.session()["permissionRequests"][0]
+    assert perm["status"] == "answered"
+    assert perm["outcome"] == {"outcome": "selected", "optionId": "deny"}
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"sessionId": SID, "title": "x", "options": []},
+        {"sessionId": SID, "title": "x", "options": PERM_OPTIONS, "subject": {"type": "tool_call"}},
+    ],
+)
+def test_r41_zero_options_or_malformed_subject_is_answered_invalid_params(
+    params: dict[str, object],
+) -> None:
+    live = Live()
+    live.new_session()
+    live.agent(request(9, "session/request_permission", params))
+    [answer] = live.answers(9)
+    assert answer["error"]["code"] == -32602
+
+
+def test_r40_idle_with_pending_permission_keeps_it_pending_with_diagnostic() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"))
+    live.agent(permission(5))
+    before = len(live.conn.diagnostics)
+    live.upd(idle())
+    assert live.session()["permissionRequests"][0]["status"] == "pending"
+    assert len(live.conn.diagnostics) > before
+
+
+def test_r40_idle_keeps_pending_permission_pending() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"))
+    live.agent(permission(5))
+    live.upd(idle())
+    assert live.session()["permissionRequests"][0]["status"] == "pending"
+    assert live.answers(5) == []
+
+
+def test_r39_requires_action_synthesises_no_request() -> None:
+    log = Log()
+    log.upd(state("requires_action"))
+    assert log.session()["permissionRequests"] == []
+
+
+# ---------------------------------------------------------------- 11.2 session/cancel
+
+
+def test_11_2_cancel_sets_flag_marks_tools_and_answers_pending_permissions() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"), tool("c1", status="in_progress"), tool("c2", status="completed"))
+    live.agent(permission(5))
+    live.cancel()
+    assert live.sent[-2] == {
+        "jsonrpc": "2.0",
+        "method": "session/cancel",
+        "params": {"sessionId": SID},
+    }
+    assert live.answers(5) == [
+        {"jsonrpc": "2.0", "id": 5, "result": {"outcome": {"outcome": "cancelled"}}}
+    ]
+    snap = live.session()
+    assert [e["status"] for e in snap["timeline"]] == ["cancelled", "completed"]
+    assert snap["permissionRequests"][0]["status"] == "cancelled"
+    assert live.conn.session(SID).cancel_requested
+
+
+def test_r18_permission_arriving_after_cancel_before_idle_is_answered_cancelled() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"))
+    live.cancel()
+    live.agent(permission(6))
+    assert live.answers(6)[0]["result"] == {"outcome": {"outcome": "cancelled"}}
+    live.upd(idle("cancelled"))
+    live.agent(permission(7))
+    assert live.answers(7) == []
+
+
+def test_r18_permission_about_background_work_after_cancel_stays_pending() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(tool("bg", status="in_progress"), term("tb"))
+    live.upd(
+        state(
+            "running",
+            background=[
+                {"type": "tool_call", "toolCallId": "bg"},
+                {"type": "terminal", "terminalId": "tb"},
+            ],
+        )
+    )
+    live.cancel()
+    live.agent(permission(6, subject={"type": "tool_call", "toolCall": {"toolCallId": "bg"}}))
+    live.agent(
+        permission(7, subject={"type": "command", "command": "x", "cwd": "/", "terminalId": "tb"})
+    )
+    assert live.answers(6) == [] and live.answers(7) == []
+    assert live.session()["timeline"][0]["status"] == "in_progress"
+
+
+def test_r19_cancel_answers_pending_elicitation_with_cancel_action() -> None:
+    live = Live()
+    live.new_session()
+    live.agent(
+        request(
+            6,
+            "elicitation/create",
+            {
+                "sessionId": SID,
+                "message": "m",
+                "mode": "form",
+                "requestedSchema": {"type": "object", "properties": {}},
+            },
+        )
+    )
+    live.cancel()
+    assert live.answers(6) == [{"jsonrpc": "2.0", "id": 6, "result": {"action": "cancel"}}]
+
+
+def test_11_2_updates_after_cancel_are_still_applied() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"), tool("c1", status="in_progress"))
+    live.cancel()
+    live.upd(chunk("agent", "a", "flush"), tool("c1", status="failed"), idle("cancelled"))
+    snap = live.session()
+    assert snap["timeline"] == [
+        tool_entry("c1", status="failed"),
+        message_entry("agent", "a", "flush"),
+    ]
+    assert not live.conn.session(SID).cancel_requested
+
+
+def test_r46_cancel_while_idle_marks_nothing_and_awaits_no_idle() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"), tool("c1", status="in_progress"), idle())
+    live.cancel()
+    assert live.session()["timeline"][0]["status"] == "in_progress"
+    assert live.session()["completedTurns"] == ["end_turn"]
+
+
+def test_r58_idle_cancelled_not_asked_for_is_a_normal_end() -> None:
+    log = Log()
+    log.upd(state("running"), idle("cancelled"))
+    assert log.session()["completedTurns"] == ["cancelled"]
+    assert log.conn.diagnostics == []
+
+
+def test_2_4_passive_cancel_applies_local_effects_but_writes_nothing() -> None:
+    log = Log()
+    log.upd(state("running"), tool("c1", status="in_progress"))
+    log.agent(permission(5))
+    log.client(notification("session/cancel", {"sessionId": SID}))
+    assert log.entry("c1")["status"] == "cancelled"
+    assert log.session()["permissionRequests"][0]["status"] == "pending"
+    assert log.conn.data_to_send() == b""
+    log.client(response(5, {"outcome": {"outcome": "cancelled"}}))
+    assert log.session()["permissionRequests"][0]["status"] == "cancelled"
+
+
+# ---------------------------------------------------------------- 11.3 $/cancel_request
+
+
+def test_r20_agent_cancel_request_withdraws_and_answers_once() -> None:
+    live = Live()
+    live.new_session()
+    live.agent(permission(5))
+    events = live.agent(notification("$/cancel_request", {"requestId": 5}))
+    assert PermissionWithdrawn(session_id=SID, request_id=5) in events
+    live.agent(notification("$/cancel_request", {"requestId": 5}))
+    assert live.answers(5) == [
+        {"jsonrpc": "2.0", "id": 5, "result": {"outcome": {"outcome": "cancelled"}}}
+    ]
+    perm = live.session()["permissionRequests"][0]
+    assert perm["status"] == "withdrawn" and perm["outcome"] == {"outcome": "cancelled"}
+
+
+def test_r62_cancel_request_for_answered_or_unknown_id_is_ignored() -> None:
+    live = Live()
+    live.new_session()
+    live.agent(permission(5))
+    live.wrote(live.conn.answer_permission(5, "allow"))
+    live.agent(
+        notification("$/cancel_request", {"requestId": 5}),
+        notification("$/cancel_request", {"requestId": 404}),
+    )
+    assert len(live.answers(5)) == 1
+    assert live.session()["permissionRequests"][0]["status"] == "answered"
+
+
+def test_r20_cancel_request_for_elicitation_answers_cancel() -> None:
+    live = Live()
+    live.new_session()
+    live.agent(
+        request(
+            6,
+            "elicitation/create",
+            {
+                "sessionId": SID,
+                "message": "m",
+                "mode": "form",
+                "requestedSchema": {"type": "object", "properties": {}},
+            },
+        )
+    )
+    live.agent(notification("$/cancel_request", {"requestId": 6}))
+    assert live.answers(6) == [{"jsonrpc": "2.0", "id": 6, "result": {"action": "cancel"}}]
+
+
+def test_r20_passive_withdrawn_stays_withdrawn_after_the_logged_answer() -> None:
+    log = Log()
+    log.agent(permission(5), notification("$/cancel_request", {"requestId": 5}))
+    log.client(response(5, {"outcome": {"outcome": "cancelled"}}))
+    perm = log.session()["permissionRequests"][0]
+    assert perm["status"] == "withdrawn" and perm["outcome"] == {"outcome": "cancelled"}
+
+
+# ---------------------------------------------------------------- 11.5 close
+
+
+def test_11_5_close_answers_permissions_and_closes_on_success() -> None:
+    live = Live()
+    live.new_session()
+    live.agent(permission(5))
+    rid, data = live.conn.send_close(SID)
+    live.wrote(data)
+    assert live.answers(5)[0]["result"] == {"outcome": {"outcome": "cancelled"}}
+    assert "closed" not in live.session()
+    events = live.agent(response(rid, {}))
+    assert SessionClosed(session_id=SID) in events
+    assert live.session()["closed"] is True
+
+
+def test_c9_close_answered_resource_not_found_counts_as_closed() -> None:
+    live = Live()
+    live.new_session()
+    rid, _data = live.conn.send_close(SID)
+    live.agent(error(rid, -32002, "gone", data={"sessionId": SID}))
+    assert live.session()["closed"] is True
+
+
+def test_11_5_close_failure_leaves_the_session_open() -> None:
+    live = Live()
+    live.new_session()
+    rid, _ = live.conn.send_close(SID)
+    live.agent(error(rid, -32603, "nope"))
+    assert "closed" not in live.session()
+    assert live.conn.session(SID).lifecycle == "open"
+
+
+def test_r38_updates_after_close_are_applied_with_diagnostic() -> None:
+    live = Live()
+    live.new_session()
+    rid, _ = live.conn.send_close(SID)
+    live.upd(chunk("agent", "flush", "x"))  # while closing: no violation
+    assert "update-after-close" not in live.codes()
+    live.agent(response(rid, {}))
+    live.upd(chunk("agent", "late", "y"))
+    snap = live.session()
+    assert [e["messageId"] for e in snap["timeline"]] == ["flush", "late"]
+    assert snap["closed"] is True
+    assert "update-after-close" in live.codes()
+
+
+# ---------------------------------------------------------------- 11.6 entity cancels
+
+
+def test_c29_entity_cancel_only_while_advertised() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(tool("c1"), term("t1"))
+    with pytest.raises(LocalProtocolError):
+        live.conn.send_cancel_tool_call(SID, "c1")
+    with pytest.raises(LocalProtocolError):
+        live.conn.send_cancel_terminal(SID, "t1")
+    with pytest.raises(LocalProtocolError):
+        live.conn.send_cancel_tool_call(SID, "unknown")
+
+
+def test_11_6_tool_call_cancel_accepted_then_confirmed() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"), tool("c1", status="in_progress", capabilities={"cancel": {}}))
+    rid, data = live.conn.send_cancel_tool_call(SID, "c1")
+    live.wrote(data)
+    assert live.sent[-1]["params"] == {"sessionId": SID, "toolCallId": "c1"}
+    live.agent(response(rid, {}))
+    call = live.conn.session(SID).tool_calls["c1"]
+    assert call.cancel_pending and call.status == "in_progress"
+    live.upd(tool("c1", status="cancelled"))
+    assert not call.cancel_pending
+    assert live.session()["state"] == {"state": "running"}
+
+
+def test_r59_tool_call_cancel_rejected_clears_the_mark() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(tool("c1", status="in_progress", capabilities={"cancel": {}}))
+    rid, _ = live.conn.send_cancel_tool_call(SID, "c1")
+    live.agent(error(rid, -32602, "not cancellable"))
+    assert not live.conn.session(SID).tool_calls["c1"].cancel_pending
+    assert live.session()["timeline"][0]["status"] == "in_progress"
+
+
+def test_r59_terminal_cancel_accepted_marks_the_terminal_until_exit() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(term("t1", capabilities={"cancel": {}}))
+    rid, _ = live.conn.send_cancel_terminal(SID, "t1")
+    live.agent(response(rid, {}))
+    terminal = live.conn.session(SID).terminals["t1"]
+    assert getattr(terminal, "cancel_pending", False) is True
+    live.upd(term("t1", exitStatus={"signal": "SIGTERM"}))
+    assert getattr(terminal, "cancel_pending", True) is False
+
+
+# ---------------------------------------------------------------- 12 setup / resume
+
+
+def test_12_1_new_session_announces_with_lists_and_default_idle() -> None:
+    live = Live()
+    rid, data = live.conn.send_new_session("/w")
+    live.wrote(data)
+    events = live.agent(
+        response(rid, {"sessionId": SID, "availableCommands": [CMD_X], "configOptions": [OPT_B]})
+    )
+    assert SessionCreated(session_id=SID, announced=True) in events
+    assert SessionAnnounced(session_id=SID) in events
+    assert live.session() == empty_session(
+        announced=True, availableCommands=[CMD_X], configOptions=[OPT_B]
+    )
+    assert live.conn.session(SID).idle
+
+
+@pytest.mark.parametrize("value", [None, []])
+def test_r47_setup_result_with_null_or_empty_lists_stores_empty(value: object) -> None:
+    live = Live()
+    live.new_session(result={"availableCommands": value, "configOptions": value})
+    snap = live.session()
+    assert snap["availableCommands"] == [] and snap["configOptions"] == []
+
+
+def test_r47_setup_result_without_lists_stores_empty() -> None:
+    live = Live()
+    live.new_session()
+    snap = live.session()
+    assert snap["availableCommands"] == [] and snap["configOptions"] == []
+
+
+def test_r34_malformed_setup_list_decodes_as_empty_with_diagnostic() -> None:
+    live = Live()
+    live.new_session(
+        result={"availableCommands": "x", "configOptions": [OPT_B, {"type": "select"}]}
+    )
+    snap = live.session()
+    assert snap["availableCommands"] == [] and snap["configOptions"] == [OPT_B]
+    assert live.conn.diagnostics
+
+
+def test_r50_setup_result_does_not_override_newer_update_for_new_session() -> None:
+    live = Live()
+    rid, _ = live.conn.send_new_session("/w")
+    live.upd(cmds(CMD_X), opts(OPT_B))
+    live.agent(
+        response(rid, {"sessionId": SID, "availableCommands": [CMD_Y], "configOptions": [OPT_C]})
+    )
+    snap = live.session()
+    assert snap["availableCommands"] == [CMD_X]
+    assert snap["configOptions"] == [OPT_B]
+
+
+def test_r50_setup_result_does_not_override_newer_update_for_resume() -> None:
+    live = Live()
+    rid, _ = live.conn.send_resume(SID, "/w", replay=False)
+    live.upd(cmds(CMD_X), idle())
+    live.agent(response(rid, {"availableCommands": [CMD_Y], "configOptions": [OPT_C]}))
+    snap = live.session()
+    assert snap["availableCommands"] == [CMD_X]
+    assert snap["configOptions"] == [OPT_C]
+
+
+def test_r50_updates_before_the_request_do_not_block_the_result() -> None:
+    live = Live()
+    live.upd(cmds(CMD_X))
+    rid, _ = live.conn.send_resume(SID, "/w", replay=False)
+    live.upd(idle())
+    live.agent(response(rid, {"availableCommands": [CMD_Y]}))
+    assert live.session()["availableCommands"] == [CMD_Y]
+
+
+def test_c28_new_session_result_never_overwrites_a_reported_state() -> None:
+    live = Live()
+    rid, _ = live.conn.send_new_session("/w")
+    live.upd(state("running"))
+    live.agent(response(rid, {"sessionId": SID}))
+    assert live.session()["state"] == {"state": "running"}
+    assert not live.conn.session(SID).idle
+
+
+def test_9_3_set_config_option_result_replaces_the_list() -> None:
+    live = Live()
+    live.new_session(result={"configOptions": [OPT_B]})
+    rid, data = live.conn.send_set_config_option(SID, "b", False)
+    live.wrote(data)
+    assert live.sent[-1]["params"] == {
+        "sessionId": SID,
+        "configId": "b",
+        "type": "boolean",
+        "value": False,
+    }
+    new = {**OPT_B, "currentValue": False}
+    live.agent(response(rid, {"configOptions": [new, OPT_C]}))
+    assert live.session()["configOptions"] == [new, OPT_C]
+
+
+def test_9_3_set_config_option_error_changes_nothing() -> None:
+    live = Live()
+    live.new_session(result={"configOptions": [OPT_B]})
+    rid, _ = live.conn.send_set_config_option(SID, "b", False)
+    live.agent(error(rid, -32602, "bad value"))
+    assert live.session()["configOptions"] == [OPT_B]
+
+
+def test_12_2_resume_without_replay_keeps_state_and_applies_snapshot() -> None:
+    live = Live()
+    live.upd(chunk("agent", "a", "old"))
+    rid, data = live.conn.send_resume(SID, "/w", replay=False)
+    live.wrote(data)
+    assert "replayFrom" not in live.sent[-1]["params"]
+    live.upd(state("running"))
+    events = live.agent(response(rid, {}))
+    assert SessionAnnounced(session_id=SID) in events
+    snap = live.session()
+    assert snap["announced"] is True
+    assert snap["timeline"] == [message_entry("agent", "a", "old")]
+    assert snap["state"] == {"state": "running"}
+    assert snap["unretained"] == []
+
+
+def test_r11_resumed_session_without_snapshot_is_not_presumed_idle() -> None:
+    live = Live()
+    rid, _ = live.conn.send_resume(SID, "/w", replay=False)
+    live.agent(response(rid, {}))
+    assert "state" not in live.session()
+    assert not live.conn.session(SID).idle
+
+
+def test_r11_unannounced_session_is_not_presumed_idle() -> None:
+    log = Log()
+    log.upd(chunk("agent", "a", "x"))
+    assert not log.sess().idle
+
+
+def test_12_3_missing_resume_snapshot_is_a_diagnostic() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"))
+    rid, _ = live.conn.send_resume(SID, "/w")
+    before = len(live.conn.diagnostics)
+    live.agent(response(rid, {}))
+    assert live.session()["state"] == {"state": "running"}
+    assert len(live.conn.diagnostics) > before
+
+
+def _live_with_history() -> tuple[Live, int | str, int | str]:
+    live = Live()
+    live.new_session()
+    p1 = live.prompt("one")
+    live.agent(response(p1, {"messageId": "u1"}))
+    live.upd(
+        chunk("user", "u1", "one"),
+        state("running"),
+        chunk("agent", "a1", "A"),
+        chunk("agent", "a1", "B"),
+        tool("c1", status="in_progress", title="T"),
+        term_chunk("t1", b"out"),
+        idle(),
+    )
+    p2 = live.prompt("two")
+    live.agent(response(p2, {"messageId": "u2"}))
+    live.upd(chunk("user", "u2", "two"), state("running"), idle())
+    return live, p1, p2
+
+
+def test_12_3_replay_rebuilds_without_duplicates_and_moves_the_rest_to_unretained() -> None:
+    live, p1, p2 = _live_with_history()
+    live.upd(cmds(CMD_X))
+    rid, data = live.conn.send_resume(SID, "/w")
+    live.wrote(data)
+    assert live.sent[-1]["params"]["replayFrom"] == {"type": "start"}
+    assert live.conn.session(SID).lifecycle == "replaying"
+    live.upd(
+        chunk("user", "u1", "one"),
+        msg("agent", "a1", content=[]),  # reset before chunked replay
+        chunk("agent", "a1", "A"),
+        chunk("agent", "a1", "B"),
+        tool("c1", status="completed", title="T"),
+        term("t1", output={"data": base64.b64encode(b"out").decode()}),
+        state("running"),
+        idle("end_turn"),
+    )
+    events = live.agent(response(rid, {"availableCommands": [CMD_Y]}))
+    assert ReplayFinished(session_id=SID, ok=True, unretained=1) in events
+    snap = live.session()
+    assert snap["timeline"] == [
+        message_entry("user", "u1", "one"),
+        message_entry("agent", "a1", "A", "B"),
+        tool_entry("c1", title="T", status="completed"),
+    ]
+    assert snap["unretained"] == [message_entry("user", "u2", "two")]
+    assert snap["completedTurns"] == ["end_turn", "end_turn"]
+    assert snap["state"] == {"state": "idle", "stopReason": "end_turn"}
+    assert snap["prompts"] == [
+        {"requestId": p1, "status": "accepted", "messageId": "u1", "echoed": True},
+        {"requestId": p2, "status": "accepted", "messageId": "u2", "echoed": True},
+    ]
+    assert live.conn.prompt(p2).not_retained and not live.conn.prompt(p1).not_retained
+    assert snap["availableCommands"] == [CMD_Y]
+    assert base64.b64decode(snap["terminals"][0]["output"]) == b"out"
+    assert live.conn.session(SID).lifecycle == "open"
+
+
+def test_r30_replay_without_reset_does_not_duplicate_chunks() -> None:
+    live, _, _ = _live_with_history()
+    rid, _ = live.conn.send_resume(SID, "/w")
+    live.upd(
+        chunk("user", "u1", "one"),
+        chunk("agent", "a1", "A"),
+        chunk("agent", "a1", "B"),
+        term_chunk("t1", b"out"),
+        idle(),
+    )
+    live.agent(response(rid, {}))
+    snap = live.session()
+    assert snap["timeline"][1] == message_entry("agent", "a1", "A", "B")
+    assert base64.b64decode(snap["terminals"][0]["output"]) == b"out"
+
+
+def test_12_3_replay_drops_local_overlays_and_keeps_session_values() -> None:
+    live = Live()
+    live.new_session(result={"availableCommands": [CMD_X]})
+    live.upd(
+        state("running"),
+        tool("c1", status="in_progress"),
+        {"sessionUpdate": "notice", "severity": "info", "title": "n"},
+        {"sessionUpdate": "usage_update", "used": 1, "size": 2},
+    )
+    live.cancel()
+    assert live.session()["timeline"][0]["status"] == "cancelled"
+    rid, _ = live.conn.send_resume(SID, "/w")
+    live.upd(tool("c1", title="again"), state("running"))
+    live.agent(response(rid, {"availableCommands": [CMD_X]}))
+    snap = live.session()
+    assert snap["timeline"] == [tool_entry("c1", title="again")]
+    assert snap["notices"] == [{"severity": "info", "title": "n"}]
+    assert snap["usage"] == {"used": 1, "size": 2}
+
+
+def test_r31_snapshots_during_replay_record_no_completion() -> None:
+    live = Live()
+    live.new_session()
+    rid, _ = live.conn.send_resume(SID, "/w")
+    live.upd(state("running"), chunk("agent", "a", "x"), idle("end_turn"), idle("refusal"))
+    live.agent(response(rid, {}))
+    snap = live.session()
+    assert snap["completedTurns"] == []
+    assert snap["state"] == {"state": "idle", "stopReason": "refusal"}
+    assert "excludedFromContext" not in snap["timeline"][0]
+
+
+def test_r45_resume_error_after_partial_replay_keeps_both_generations() -> None:
+    live, _, _ = _live_with_history()
+    rid, _ = live.conn.send_resume(SID, "/w")
+    live.upd(chunk("user", "u1", "one"))
+    events = live.agent(error(rid, -32603, "boom"))
+    assert ReplayFinished(session_id=SID, ok=False, unretained=3) in events
+    snap = live.session()
+    assert snap["timeline"] == [message_entry("user", "u1", "one")]
+    assert [e.get("messageId") or e.get("toolCallId") for e in snap["unretained"]] == [
+        "a1",
+        "c1",
+        "u2",
+    ]
+    assert "resume-failed" in live.codes()
+
+
+def test_12_3_passive_resume_from_a_log_replays_the_same_way() -> None:
+    log = Log()
+    log.client(prompt_request(1))
+    log.agent(response(1, {"messageId": "u1"}))
+    log.upd(chunk("user", "u1", "x"), chunk("agent", "a", "y"))
+    events = log.client(
+        request(
+            2, "session/resume", {"sessionId": SID, "cwd": "/w", "replayFrom": {"type": "start"}}
+        )
+    )
+    assert ReplayStarted(session_id=SID) in events
+    log.upd(chunk("user", "u1", "x"), idle())
+    log.agent(response(2, {}))
+    snap = log.session()
+    assert snap["announced"] is True
+    assert snap["timeline"] == [message_entry("user", "u1", "x")]
+    assert snap["unretained"] == [message_entry("agent", "a", "y")]
+
+
+# ---------------------------------------------------------------- 12.5 unannounced
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        update(chunk("agent", "a", "x"), "s9"),
+        permission(3, "s9"),
+    ],
+)
+def test_r3_first_incoming_message_naming_a_session_creates_it_unannounced(
+    first: dict[str, object],
+) -> None:
+    log = Log()
+    events = log.agent(first)
+    assert SessionCreated(session_id="s9", announced=False) in events
+    snap = log.session("s9")
+    assert snap["announced"] is False and "state" not in snap
+
+
+@pytest.mark.parametrize(
+    "first",
+    [prompt_request(1, "s9"), notification("session/cancel", {"sessionId": "s9"})],
+)
+def test_r3_logged_client_message_naming_a_session_creates_it(first: dict[str, object]) -> None:
+    log = Log()
+    log.client(first)
+    assert log.session("s9")["announced"] is False
+
+
+def test_12_5_later_new_session_result_announces_and_keeps_what_was_applied() -> None:
+    log = Log()
+    log.client(request(0, "session/new", {"cwd": "/w", "mcpServers": []}))
+    log.upd(chunk("agent", "a", "early"), sid="s9")
+    log.agent(response(0, {"sessionId": "s9"}))
+    snap = log.session("s9")
+    assert snap["announced"] is True
+    assert snap["timeline"] == [message_entry("agent", "a", "early")]
+
+
+def test_r44_sessions_are_isolated() -> None:
+    log = Log()
+    log.upd(chunk("agent", "m", "one"), state("running"), sid="s1")
+    log.upd(chunk("agent", "m", "two"), sid="s2")
+    log.upd(idle(), sid="s1")
+    assert log.session("s1")["timeline"] == [message_entry("agent", "m", "one")]
+    assert log.session("s2")["timeline"] == [message_entry("agent", "m", "two")]
+    assert log.session("s1")["completedTurns"] == ["end_turn"]
+    assert log.session("s2")["completedTurns"] == []
+    assert [s["sessionId"] for s in log.snap()["sessions"]] == ["s1", "s2"]
+
+
+def test_snapshot_top_level_shape() -> None:
+    log = Log()
+    log.agent({"jsonrpc": "2.0", "params": {}})
+    snap = log.snap()
+    assert set(snap) == {"format", "sessions", "diagnostics"}
+    assert snap["format"] == "acp-client/snapshot@1"
+    d = snap["diagnostics"][0]
+    assert set(d) <= {"line", "severity", "code", "message"}
+    assert d["line"] == 1 and d["severity"] == "error"
+
+
+def test_diagnostic_line_numbers_follow_the_log() -> None:
+    conn = Connection(live=False)
+    conn.receive_message(update(chunk("agent", "a", "x")), line=4)
+    conn.receive_message(update({"sessionUpdate": "agent_message_chunk"}), line=9)
+    conn.receive_message(response(3, {}), line=11)
+    assert [d.get("line") for d in conn.snapshot()["diagnostics"]] == [9, 11]
+
+
+def test_decoding_diagnostics_carry_the_log_line() -> None:
+    conn = Connection(live=False)
+    conn.receive_message(update(tool("c", title=5)), line=9)
+    conn.receive_message(update(msg("agent", "a", content=[text("x"), {"type": "image"}])), line=12)
+    assert [d.get("line") for d in conn.snapshot()["diagnostics"]] == [9, 12]
+
+
+def test_tool_chunk_for_unknown_session_in_live_mode() -> None:
+    live = Live()
+    live.upd(tool_chunk("c1", "x"), sid="s7")
+    assert live.session("s7")["timeline"][0]["toolCallId"] == "c1"
+
+
+def test_r57_notices_during_replay_and_for_unknown_sessions_are_kept() -> None:
+    live = Live()
+    live.upd({"sessionUpdate": "notice", "severity": "info", "title": "early"}, sid="s5")
+    assert live.session("s5")["notices"] == [{"severity": "info", "title": "early"}]
+    rid, _ = live.conn.send_resume("s5", "/w")
+    live.upd({"sessionUpdate": "notice", "severity": "warning", "title": "during"}, sid="s5")
+    live.upd(idle(), sid="s5")
+    live.agent(response(rid, {}))
+    snap = live.session("s5")
+    assert snap["notices"] == [
+        {"severity": "info", "title": "early"},
+        {"severity": "warning", "title": "during"},
+    ]
+    assert snap["timeline"] == [] and snap["unretained"] == []
