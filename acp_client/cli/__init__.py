@@ -84,9 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "logs", nargs="*", metavar="LOG", help="log files or folders; '-' reads standard input"
     )
-    mode = replay.add_mutually_exclusive_group()
-    mode.add_argument("--json", action="store_true", help="print the snapshot (SNAPSHOT.md)")
-    mode.add_argument("--stats", action="store_true", help="print counts and throughput")
+    replay.add_argument(
+        "--json", action="store_true", help="print the snapshot (SNAPSHOT.md); with --stats, JSON"
+    )
+    replay.add_argument("--stats", action="store_true", help="print counts and throughput")
     replay.add_argument(
         "--follow", action="store_true", help="keep reading a log that is still being written"
     )

@@ -93,6 +93,10 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         status = EXIT_AGENT_FAILED
     except AgentError as exc:
         sys.stderr.write(f"acp-client run: {sanitize_text(str(exc))}\n")
+        if agent_ref and agent_ref[0].stderr_lines:
+            sys.stderr.write("last lines of the agent's stderr:\n")
+            for line in agent_ref[0].stderr_lines[-8:]:
+                sys.stderr.write(f"  {sanitize_text(line)}\n")
         status = EXIT_AGENT_FAILED
     except OSError as exc:
         sys.stderr.write(f"acp-client run: cannot start the agent: {exc}\n")

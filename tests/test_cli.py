@@ -1,0 +1,175 @@
+"""The acp-client command line: replay modes, exit codes, the shipped example, safety."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_client.cli import main
+from acp_client.testing import FakeAgent
+
+LOGS = Path(__file__).resolve().parent / "logs"
+
+
+def run_cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "acp_client.cli", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def snapshot_of(*args: str) -> dict[str, Any]:
+    out = run_cli("replay", "--json", *args)
+    assert out.returncode == 0, out.stderr.decode()
+    data: dict[str, Any] = json.loads(out.stdout)
+    return data
+
+
+def test_replay_without_log_uses_the_shipped_example() -> None:
+    out = run_cli("replay")
+    assert out.returncode == 0, out.stderr.decode()
+    text = out.stdout.decode()
+    assert "Run the test suite" in text and "end_turn" in text
+    snap = snapshot_of()
+    assert snap["format"] == "acp-client/snapshot@1"
+    assert snap["diagnostics"] == []
+    assert snap["sessions"][0]["completedTurns"] == ["end_turn", "end_turn"]
+
+
+def test_every_sample_format_replays_to_the_same_snapshot() -> None:
+    samples = sorted(p for p in LOGS.glob("sample.*") if p.is_file())
+    assert len(samples) == 7
+    snaps = {p.name: snapshot_of(str(p)) for p in samples}
+    reference = snaps["sample.acp-client.jsonl"]
+    assert reference["diagnostics"] == []
+    for name, snap in snaps.items():
+        session, ref = snap["sessions"][0], reference["sessions"][0]
+        if name == "sample.conductor.jsons":  # hop ids are UUID strings (LOG-FORMATS 7)
+            session = {**session, "prompts": [{**p, "requestId": 2} for p in session["prompts"]]}
+            session["permissionRequests"] = [
+                {**p, "requestId": 0} for p in session["permissionRequests"]
+            ]
+        assert session == ref, name
+
+
+def test_stdin_and_gzip() -> None:
+    data = (LOGS / "sample.jsonrpc.jsonl").read_bytes()
+    out = run_cli("replay", "--json", "-", stdin=gzip.compress(data))
+    assert out.returncode == 0
+    assert json.loads(out.stdout)["sessions"][0]["sessionId"] == "sess-1"
+
+
+def test_several_logs_print_json_lines_with_file_names(tmp_path: Path) -> None:
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_bytes((LOGS / "sample.jsonrpc.jsonl").read_bytes())
+    out = run_cli("replay", "--json", "--jobs", "2", str(tmp_path))
+    assert out.returncode == 0, out.stderr.decode()
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [Path(line["file"]).name for line in lines] == ["a.jsonl", "b.jsonl"]
+    assert all(line["format"] == "acp-client/snapshot@1" for line in lines)
+
+
+def test_stats_reports_counts() -> None:
+    out = run_cli("replay", "--stats", "--json", str(LOGS / "sample.acp-client.jsonl"))
+    assert out.returncode == 0
+    stats = json.loads(out.stdout)
+    assert stats["updates"] == 8
+    assert stats["updateKinds"]["state_update"] == 4
+    assert stats["stderrLines"] == 2
+    assert stats["updatesPerSecond"] > 0
+
+
+def test_exit_codes(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"jsonrpc":"2.0","method":"session/cancel","params":{}}\nnot json\n')
+    assert run_cli("replay", "--json", str(bad)).returncode == 0  # diagnostics: still 0
+    strict = run_cli("replay", "--json", "--strict", str(bad))
+    assert strict.returncode == 1
+    assert run_cli("replay", str(tmp_path / "missing.jsonl")).returncode == 3
+    text = tmp_path / "text.log"
+    text.write_text("hello\nworld\n")
+    assert run_cli("replay", str(text)).returncode == 3
+    assert run_cli("replay", "--format", "nope").returncode == 2
+    assert "exit status" in run_cli("replay", "--help").stdout.decode()
+
+
+def test_malformed_line_is_a_diagnostic_with_its_line(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    lines = FakeAgent("s").state("running").agent_chunk("m", "hi").log_lines("jsonrpc")
+    log.write_text(lines[0] + "\n{broken\n" + lines[1] + "\n")
+    snap = snapshot_of(str(log))
+    assert [(d["line"], d["code"]) for d in snap["diagnostics"]] == [(2, "malformed-line")]
+    assert snap["sessions"][0]["timeline"][0]["content"] == [{"type": "text", "text": "hi"}]
+
+
+HOSTILE = (
+    "\x1b[2J\x1b[H\x1b]8;;http://evil.example\x1b\\click\x1b]8;;\x1b\\"
+    "\x1b]0;pwned\x07\x1b]52;c;ZXZpbA==\x07\x9b31m\u202eevil\u2066[bold red]markup[/]\x07"
+)
+
+
+def test_hostile_agent_text_never_reaches_the_terminal_raw(tmp_path: Path) -> None:
+    agent = FakeAgent("s").state("running")
+    agent.agent_chunk("m", HOSTILE).thought_chunk("t", HOSTILE)
+    agent.tool_call("c", title=HOSTILE, kind="execute", status="in_progress")
+    agent.tool_call("c", locations=[{"path": "/x/" + HOSTILE}])
+    agent.terminal("term", command=HOSTILE, cwd="/" + HOSTILE)
+    agent.terminal_chunk("term", HOSTILE.encode())
+    agent.tool_content_chunk("c", {"type": "terminal", "terminalId": "term"})
+    agent.plan("p", [{"content": HOSTILE, "priority": "high", "status": "pending"}])
+    agent.notice("warning", HOSTILE).state("idle", stop_reason="end_turn")
+    log = tmp_path / "hostile.jsonl"
+    log.write_text(agent.log_text("jsonrpc"))
+    out = run_cli("replay", str(log))
+    assert out.returncode == 0
+    rendered = out.stdout.decode()
+    for bad in ("\x1b", "\x07", "\x9b", "\u202e", "\u2066"):
+        assert bad not in rendered
+    assert "[bold red]markup[/]" in rendered  # shown literally, not interpreted
+
+
+def test_main_can_be_called_in_process(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", "--json", str(LOGS / "sample.zed.json")]) == 0
+    assert json.loads(capsys.readouterr().out)["sessions"][0]["sessionId"] == "sess-1"
+
+
+def test_v1_log_replays_into_v2_state(tmp_path: Path) -> None:
+    log = tmp_path / "v1.jsonl"
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "session/prompt",
+            "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "Fix the test"}]},
+        },
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "s1",
+                "update": {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": "Done"},
+                },
+            },
+        },
+        {"jsonrpc": "2.0", "id": 7, "result": {"stopReason": "end_turn"}},
+    ]
+    log.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    session = snapshot_of(str(log))["sessions"][0]
+    assert session["protocolVersion"] == 1
+    assert [(e["role"], e["messageId"]) for e in session["timeline"]] == [
+        ("user", "acp-v1:user:1"),
+        ("agent", "acp-v1:agent:2"),
+    ]
+    assert session["completedTurns"] == ["end_turn"]
+    assert session["prompts"][0]["status"] == "accepted"
