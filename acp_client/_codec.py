@@ -87,6 +87,8 @@ RESULT_TYPES: dict[str, type[Any]] = {
 
 # Required keys of the "other" (unknown) variant of some open unions, per the schema.
 _UNKNOWN_VARIANT_REQUIRED: dict[type[Any], tuple[str, ...]] = {
+    s.PlanItems: ("planId",),
+    s.SessionConfigSelect: ("configId", "name"),
     s.Command: ("name", "description"),
     s.AuthMethodAgent: ("methodId", "name"),
 }
@@ -261,8 +263,8 @@ class _Converter:
         if not isinstance(value, dict):
             raise _Invalid(path, f"expected an object, got {_describe(value)}")
         fields, tag_field, _tag = _struct_info(cls)
-        if cls is s.StateUpdate and value.get("state") not in _KNOWN_STATES:
-            state = value.get("state")
+        state = value.get("state") if cls is s.StateUpdate else None
+        if cls is s.StateUpdate and not (isinstance(state, str) and state in _KNOWN_STATES):
             if not isinstance(state, str):
                 raise _Invalid(f"{path}.state", "expected a string `state`")
             rest = {k: v for k, v in value.items() if k not in ("sessionUpdate", "state")}
@@ -639,7 +641,9 @@ def _walk(value: Any) -> Any:
 def to_builtins(obj: Any) -> Any:
     """Plain JSON-compatible Python data for a Struct (unknown fields written in place)."""
     if not _EXTRAS.seen:
-        return msgspec.to_builtins(obj)
+        if _EXTRA_MARK not in _ENCODER.encode(obj):
+            return msgspec.to_builtins(obj)
+        _EXTRAS.seen = True  # a Struct was built with ``extra`` by hand
     return _walk(obj)
 
 

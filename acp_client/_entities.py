@@ -18,6 +18,8 @@ from . import _schema as s
 
 __all__ = [
     "ListView",
+    "compact",
+    "text_block",
     "MessageState",
     "ToolCallState",
     "TerminalState",
@@ -40,35 +42,58 @@ def decode_base64(data: str) -> bytes:
         raise ValueError(str(exc)) from None
 
 
+def text_block(item: Any) -> Any:
+    """A stored content item as its block: plain text is kept compactly as a ``str``."""
+    return s.TextContent(text=item) if type(item) is str else item
+
+
+def compact(block: Any) -> Any:
+    """What the reducer stores for ``block``: its text alone when nothing else is set."""
+    if (
+        type(block) is s.TextContent
+        and block.annotations is UNSET
+        and block.meta is UNSET
+        and block.extra is UNSET
+    ):
+        return block.text
+    return block
+
+
 class ListView(Sequence[Any]):
     """A read-only, zero-copy view of a list owned by the reducer."""
 
-    __slots__ = ("_items",)
+    __slots__ = ("_items", "_wrap")
 
-    def __init__(self, items: list[Any]) -> None:
+    def __init__(self, items: list[Any], wrap: Any = None) -> None:
         self._items = items
+        self._wrap = wrap
 
     @overload
     def __getitem__(self, index: int) -> Any: ...
     @overload
     def __getitem__(self, index: slice) -> list[Any]: ...
     def __getitem__(self, index: int | slice) -> Any:
-        return self._items[index]
+        item = self._items[index]
+        if self._wrap is None:
+            return item
+        if isinstance(index, slice):
+            return [self._wrap(x) for x in item]
+        return self._wrap(item)
 
     def __len__(self) -> int:
         return len(self._items)
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._items)
+        if self._wrap is None:
+            return iter(self._items)
+        return map(self._wrap, self._items)
 
     def __repr__(self) -> str:
-        return f"ListView({self._items!r})"
+        return f"ListView({list(self)!r})"
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, ListView):
-            return self._items == other._items
-        if isinstance(other, list | tuple):
-            return self._items == list(other)
+        if isinstance(other, ListView | list | tuple):
+            return list(self) == list(other)
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
@@ -115,11 +140,17 @@ class MessageState(_Entity):
     @property
     def content(self) -> ListView:
         """The content blocks, as received (adjacent text blocks are not merged)."""
-        return ListView(self._content)
+        return ListView(self._content, text_block)
 
     def text(self) -> str:
         """The message's text for display: its text blocks joined."""
-        return "".join(b.text for b in self._content if type(b) is s.TextContent)
+        parts: list[str] = []
+        for block in self._content:
+            if type(block) is str:
+                parts.append(block)
+            elif type(block) is s.TextContent:
+                parts.append(block.text)
+        return "".join(parts)
 
     def __repr__(self) -> str:
         return f"MessageState({self.role!r}, {self.message_id!r}, blocks={len(self._content)})"

@@ -296,7 +296,7 @@ class ResourceLink(Wire, tag_field="type", tag="resource_link", kw_only=True):
 
 
 class ResourceContents(Wire):
-    """Text or blob contents of an embedded resource (exactly one of ``text`` / ``blob``)."""
+    """Text or blob contents of an embedded resource (``text`` or ``blob``; both are kept)."""
 
     uri: str
     text: str | UnsetType = UNSET
@@ -305,8 +305,8 @@ class ResourceContents(Wire):
     meta: Meta_ = UNSET
 
     def __post_init__(self) -> None:
-        if (self.text is UNSET) == (self.blob is UNSET):
-            raise ValueError("expected exactly one of `text` or `blob`")
+        if self.text is UNSET and self.blob is UNSET:
+            raise ValueError("expected `text` or `blob`")
 
 
 class EmbeddedResource(Wire, tag_field="type", tag="resource", kw_only=True):
@@ -550,6 +550,19 @@ else:
     AvailableCommand = Union[Command, _UnmatchedType]
 
 
+def _option_ok(item: Any, key: str) -> bool:
+    """A well-formed select option (``key`` ``value``) or group (``key`` ``groupId``)."""
+    if not isinstance(item, dict):
+        return False
+    if not isinstance(item.get(key), str) or not isinstance(item.get("name"), str):
+        return False
+    description = item.get("description")
+    meta = item.get("_meta")
+    return (description is None or isinstance(description, str)) and (
+        meta is None or isinstance(meta, dict)
+    )
+
+
 class _ConfigOptionBase(Wire):
     config_id: str
     name: str
@@ -565,6 +578,8 @@ class SessionConfigSelect(_ConfigOptionBase, tag_field="type", tag="select", kw_
     options: list[dict[str, Any]]
 
     def __post_init__(self) -> None:
+        # Strict here; anything imperfect takes the lenient path, which drops invalid group
+        # items (D+S) and invalid optional fields with diagnostics (section 9.3).
         if not self.options:
             raise ValueError("a select option needs at least one entry in `options`")
         grouped = "groupId" in self.options[0]
@@ -572,12 +587,12 @@ class SessionConfigSelect(_ConfigOptionBase, tag_field="type", tag="select", kw_
             if grouped:
                 inner = item.get("options")
                 if (
-                    not isinstance(item.get("groupId"), str)
-                    or not isinstance(item.get("name"), str)
+                    not _option_ok(item, "groupId")
                     or not isinstance(inner, list)
+                    or not all(_option_ok(o, "value") for o in inner)
                 ):
                     raise ValueError("malformed option group in `options`")
-            elif not isinstance(item.get("value"), str) or not isinstance(item.get("name"), str):
+            elif not _option_ok(item, "value"):
                 raise ValueError("malformed option in `options`")
 
 

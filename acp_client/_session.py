@@ -46,6 +46,7 @@ from ._entities import (
     TerminalState,
     TimelineEntry,
     ToolCallState,
+    compact,
     decode_base64,
 )
 from ._errors import INVALID_PARAMS, RemoteProtocolError
@@ -289,23 +290,31 @@ class Session:
             if msg.chunk_meta is None:
                 msg.chunk_meta = {}
             msg.chunk_meta[len(content)] = u.meta
-        content.append(u.content)
+        content.append(compact(u.content))
         msg.last_changed = self._ordinal
         return ev.MessageChunkAppended(self.session_id, role, u.message_id, u.content, created)
 
     def _agent_chunk(self, u: s.ContentChunk) -> ev.Event:
         msg = self._agent.get(u.message_id)
+        block = u.content
         if msg is None or u.meta:
             return self._chunk_slow("agent", u)
-        msg._content.append(u.content)
+        if type(block) is s.TextContent and not (block.annotations or block.meta or block.extra):
+            msg._content.append(block.text)  # plain text is stored compactly
+        else:
+            msg._content.append(block)
         msg.last_changed = self._ordinal
         return ev.MessageChunkAppended(self.session_id, "agent", u.message_id, u.content, False)
 
     def _thought_chunk(self, u: s.ContentChunk) -> ev.Event:
         msg = self._thought.get(u.message_id)
+        block = u.content
         if msg is None or u.meta:
             return self._chunk_slow("thought", u)
-        msg._content.append(u.content)
+        if type(block) is s.TextContent and not (block.annotations or block.meta or block.extra):
+            msg._content.append(block.text)  # plain text is stored compactly
+        else:
+            msg._content.append(block)
         msg.last_changed = self._ordinal
         return ev.MessageChunkAppended(self.session_id, "thought", u.message_id, u.content, False)
 

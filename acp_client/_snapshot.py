@@ -43,6 +43,15 @@ def _put_extra(out: dict[str, Any], extra: dict[str, Any] | None) -> None:
             out.setdefault(key, value)
 
 
+def _blocks(content: list[Any]) -> list[Any]:
+    """Message content as plain data (compactly stored text becomes a text block again)."""
+    out: list[Any] = _plain(content)
+    for index, item in enumerate(out):
+        if type(item) is str:
+            out[index] = {"type": "text", "text": item}
+    return out
+
+
 def entry_snapshot(entry: TimelineEntry) -> dict[str, Any]:
     """The MESSAGE, TOOL_CALL or COMPACTION object of one timeline entry."""
     out: dict[str, Any]
@@ -51,7 +60,7 @@ def entry_snapshot(entry: TimelineEntry) -> dict[str, Any]:
             "entry": "message",
             "messageId": entry.message_id,
             "role": entry.role,
-            "content": _plain(entry._content),
+            "content": _blocks(entry._content),
         }
     elif type(entry) is ToolCallState:
         out = {"entry": "toolCall", "toolCallId": entry.tool_call_id}
