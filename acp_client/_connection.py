@@ -49,7 +49,7 @@ __all__ = ["Connection", "Direction", "SentRequest"]
 
 Direction = Literal["incoming", "outgoing"]
 _FAST_DECODE = msgspec.json.Decoder(_FastUpdate).decode
-_FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
+_FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError)
 _UPDATE_PARAMS = s.UpdateSessionNotification
 
 
@@ -213,20 +213,21 @@ class Connection:
     def receive_data(self, data: bytes) -> list[ev.Event]:
         """Feed bytes read from the agent's stdout (split anywhere); return the events."""
         events: list[ev.Event] = []
+        if self.line is not None:
+            self._forget_lines()
         sessions = self._sessions
         append = events.append
         for line in self._lines.feed(data):
-            if type(line) is not bytes:
-                self._line_too_long(line, events)  # type: ignore[arg-type]
-                continue
             try:
-                params = _FAST_DECODE(line).params
+                params = _FAST_DECODE(line).params  # type: ignore[arg-type]
             except _FAST_ERRORS:
-                if line.strip():
+                if type(line) is not bytes:
+                    self._line_too_long(line, events)  # type: ignore[arg-type]
+                elif line.strip():
                     self._receive_line(line, events)
                 continue
             session = sessions.get(params.session_id)
-            if session is None or session.closed or session.line is not None:
+            if session is None or session.closed:
                 self._apply_update(params, events)
                 continue
             update = params.update
@@ -237,6 +238,12 @@ class Connection:
                 events.extend(session.side_events)
                 session.side_events.clear()
         return events
+
+    def _forget_lines(self) -> None:
+        """Leaving log replay for live bytes: diagnostics no longer have a log line."""
+        self.line = None
+        for session in self._sessions.values():
+            session.line = None
 
     def receive_eof(self) -> list[ev.Event]:
         """The agent closed its stdout: handle a last line without a newline."""

@@ -173,3 +173,35 @@ def test_v1_log_replays_into_v2_state(tmp_path: Path) -> None:
     ]
     assert session["completedTurns"] == ["end_turn"]
     assert session["prompts"][0]["status"] == "accepted"
+
+
+def test_follow_applies_lines_appended_while_running(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    log = tmp_path / "growing.jsonl"
+    first = FakeAgent("s").state("running").agent_chunk("m", "one ").log_lines("jsonrpc")
+    log.write_text("".join(line + "\n" for line in first))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acp_client.cli", "replay", "--follow", "--json", str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        time.sleep(1.5)  # the command polls the file; give it a moment to start reading
+        more = FakeAgent("s").agent_chunk("m", "two").state("idle", stop_reason="end_turn")
+        with log.open("a") as handle:
+            handle.write("".join(line + "\n" for line in more.log_lines("jsonrpc")))
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err.decode()
+    session = json.loads(out)["sessions"][0]
+    assert session["timeline"][0]["content"] == [
+        {"type": "text", "text": "one "},
+        {"type": "text", "text": "two"},
+    ]
+    assert session["completedTurns"] == ["end_turn"]

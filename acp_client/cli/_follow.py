@@ -50,16 +50,24 @@ def follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int:
         )
 
     status = EXIT_OK
+
+    def pump(refresh: Any) -> None:
+        while not reader.done:
+            block = handle.read(_BLOCK)
+            if block:
+                for item in reader.feed(block):
+                    _apply(replayer, item)
+                continue
+            refresh()
+            time.sleep(_POLL_SECONDS)
+
     try:
-        with handle, Live(view(), console=console, auto_refresh=False, transient=False) as live:
-            while not reader.done:
-                block = handle.read(_BLOCK)
-                if block:
-                    for item in reader.feed(block):
-                        _apply(replayer, item)
-                    continue
-                live.update(view(), refresh=True)
-                time.sleep(_POLL_SECONDS)
+        with handle:
+            if args.json:  # stdout carries only the final snapshot
+                pump(lambda: None)
+            else:
+                with Live(view(), console=console, auto_refresh=False) as live:
+                    pump(lambda: live.update(view(), refresh=True))
     except KeyboardInterrupt:
         pass
     for item in reader.close():
