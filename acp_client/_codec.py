@@ -102,7 +102,8 @@ class _Invalid(Exception):
         self.message = message
 
 
-def _describe(value: object) -> str:
+def describe_json(value: object) -> str:
+    """A JSON value's type in words ("a string", "an array", ...), for error messages."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -215,7 +216,7 @@ class _Converter:
             return _leaf(value, Union[tuple(rest)], path)  # noqa: UP007
         if origin is list:
             if not isinstance(value, list):
-                raise _Invalid(path, f"expected an array, got {_describe(value)}")
+                raise _Invalid(path, f"expected an array, got {describe_json(value)}")
             (item_type,) = get_args(tp)
             out = []
             for i, item in enumerate(value):
@@ -234,7 +235,7 @@ class _Converter:
             return out
         if origin is dict:
             if not isinstance(value, dict):
-                raise _Invalid(path, f"expected an object, got {_describe(value)}")
+                raise _Invalid(path, f"expected an object, got {describe_json(value)}")
             return value
         if tp is Any:
             return value
@@ -246,7 +247,7 @@ class _Converter:
 
     def tagged(self, value: Any, classes: list[Any], path: str) -> Any:
         if not isinstance(value, dict):
-            raise _Invalid(path, f"expected an object, got {_describe(value)}")
+            raise _Invalid(path, f"expected an object, got {describe_json(value)}")
         tag_field = classes[0].__struct_config__.tag_field
         tag = value.get(tag_field)
         if not isinstance(tag, str):
@@ -261,7 +262,7 @@ class _Converter:
 
     def struct(self, value: Any, cls: Any, path: str) -> Any:
         if not isinstance(value, dict):
-            raise _Invalid(path, f"expected an object, got {_describe(value)}")
+            raise _Invalid(path, f"expected an object, got {describe_json(value)}")
         fields, tag_field, _tag = _struct_info(cls)
         state = value.get("state") if cls is s.StateUpdate else None
         if cls is s.StateUpdate and not (isinstance(state, str) and state in _KNOWN_STATES):
@@ -519,7 +520,7 @@ def message_from_builtins(
     """
     if not isinstance(obj, dict):
         raise RemoteProtocolError(
-            f"expected a JSON-RPC object, got {_describe(obj)}",
+            f"expected a JSON-RPC object, got {describe_json(obj)}",
             path=path,
             code=INVALID_REQUEST,
             raw=obj,

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
+from .._codec import describe_json
+
 __all__ = ["Kind", "classify", "valid_request_id"]
 
 Kind: TypeAlias = Literal["request", "notification", "response"]
@@ -59,17 +61,7 @@ def classify(message: Any) -> tuple[Kind, Any] | str:
 
 
 def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+    return describe_json(value)
 
 
 def _short(value: Any) -> str:

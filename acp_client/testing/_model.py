@@ -33,29 +33,29 @@ __all__ = ["ReferenceModel"]
 SNAPSHOT_FORMAT = "acp-client/snapshot@1"
 
 # Spec section 3: the nineteen known `sessionUpdate` values.
-KNOWN_UPDATES = frozenset(
-    {
-        "user_message_chunk",
-        "user_message",
-        "agent_message_chunk",
-        "agent_message",
-        "agent_thought_chunk",
-        "agent_thought",
-        "state_update",
-        "tool_call_content_chunk",
-        "tool_call_update",
-        "terminal_update",
-        "terminal_output_chunk",
-        "plan_update",
-        "available_commands_update",
-        "config_option_update",
-        "session_info_update",
-        "usage_update",
-        "notice",
-        "compaction_update",
-        "compaction_summary_chunk",
-    }
+UPDATE_KINDS = (
+    "user_message_chunk",
+    "user_message",
+    "agent_message_chunk",
+    "agent_message",
+    "agent_thought_chunk",
+    "agent_thought",
+    "state_update",
+    "tool_call_content_chunk",
+    "tool_call_update",
+    "terminal_update",
+    "terminal_output_chunk",
+    "plan_update",
+    "available_commands_update",
+    "config_option_update",
+    "session_info_update",
+    "usage_update",
+    "notice",
+    "compaction_update",
+    "compaction_summary_chunk",
 )
+"""The nineteen known ``sessionUpdate`` values (spec section 3), in the spec's order."""
+KNOWN_UPDATES = frozenset(UPDATE_KINDS)
 
 _ROLE_OF_UPDATE = {
     "user_message_chunk": "user",

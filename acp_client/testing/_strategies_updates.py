@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from ._model import UPDATE_KINDS
 from ._strategies_content import (
     absolute_paths,
     any_blocks,
@@ -38,28 +39,6 @@ from ._strategies_content import (
 
 Update = dict[str, Any]
 
-UPDATE_KINDS = (
-    "user_message_chunk",
-    "user_message",
-    "agent_message_chunk",
-    "agent_message",
-    "agent_thought_chunk",
-    "agent_thought",
-    "state_update",
-    "tool_call_content_chunk",
-    "tool_call_update",
-    "terminal_update",
-    "terminal_output_chunk",
-    "plan_update",
-    "available_commands_update",
-    "config_option_update",
-    "session_info_update",
-    "usage_update",
-    "notice",
-    "compaction_update",
-    "compaction_summary_chunk",
-)
-"""The nineteen known ``sessionUpdate`` values (spec section 3), in the spec's order."""
 
 CUSTOM_UPDATE = "custom"
 """Pseudo-kind for :func:`updates`: a custom ``_x`` or future (unknown) variant."""

@@ -19,6 +19,7 @@ Every strategy validates its arguments when it is built and raises
 
 from __future__ import annotations
 
+from ._model import UPDATE_KINDS
 from ._strategies_content import CONTENT_BLOCK_KINDS, content_blocks
 from ._strategies_conversations import (
     byte_stream_splits,
@@ -30,7 +31,7 @@ from ._strategies_conversations import (
     terminal_byte_splits,
     v1_streams,
 )
-from ._strategies_updates import UPDATE_KINDS, damaged_update_pairs, updates
+from ._strategies_updates import damaged_update_pairs, updates
 
 __all__ = [
     "CONTENT_BLOCK_KINDS",
