@@ -22,3 +22,55 @@ def test_import_does_not_pull_heavy_dependencies() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+PINNED = {
+    "acp_client": {
+        "ACPError", "AgentRequestReceived", "AvailableCommandsUpdated", "CancelRequested",
+        "CompactionChunkAppended", "CompactionState", "CompactionUpserted",
+        "ConfigOptionsUpdated", "Connection", "Decoder", "Diagnostic", "Direction", "Event",
+        "InvalidMessageReceived", "ListView", "LocalProtocolError", "MessageChunkAppended",
+        "MessageState", "MessageUpserted", "NoticeReceived", "PermissionAnswered",
+        "PermissionRequested", "PermissionState", "PermissionWithdrawn", "PlanState",
+        "PlanUpdated", "PromptAccepted", "PromptEchoed", "PromptRejected", "PromptSent",
+        "PromptState", "RemoteProtocolError", "ReplayFinished", "ReplayResult",
+        "ReplayStarted", "Replayer", "ResponseReceived", "SNAPSHOT_FORMAT", "SentRequest",
+        "Session", "SessionAnnounced", "SessionClosed", "SessionCreated", "SessionInfoUpdated",
+        "StateChanged", "TerminalOutputAppended", "TerminalState", "TerminalUpserted",
+        "TimelineEntry", "ToolCallChunkAppended", "ToolCallState", "ToolCallUpserted",
+        "UnknownUpdateReceived", "UnmatchedResponseReceived", "UpdateRejected", "UsageUpdated",
+        "V1Adapter", "__version__", "convert", "detect_v1", "encode", "load_session",
+        "replay_log", "to_builtins",
+    },
+    "acp_client.testing": {
+        "FakeAgent", "Handler", "LOG_FORMATS", "Loopback", "ReferenceModel", "ScriptedAgent",
+        "StoredLog", "log_lines",
+    },
+    "acp_client.logs": {
+        "FORMATS", "FormatId", "LogIterator", "LogReadResult", "LogReader", "LogRecord",
+        "LogSource", "METHOD_SIDES", "RESULT_SIGNATURES", "iter_log", "read_log",
+    },
+    "acp_client.transport": {
+        "AgentConnection", "AgentError", "AgentExited", "PermissionHandler", "PromptHandle",
+        "RequestFailed", "RequestTimeout", "allow_once", "ask_on_terminal", "open_agent",
+        "reject",
+    },
+}  # fmt: skip
+
+
+def test_public_surfaces_are_pinned() -> None:
+    import importlib
+
+    for module_name, names in PINNED.items():
+        module = importlib.import_module(module_name)
+        assert set(module.__all__) == names, module_name
+        for name in names:
+            assert hasattr(module, name), f"{module_name}.{name}"
+
+
+def test_implementation_lives_in_underscore_modules() -> None:
+    from pathlib import Path
+
+    package = Path(acp_client.__file__).parent
+    public = {p.name for p in package.glob("*.py") if not p.name.startswith("_")}
+    assert public == {"schema.py", "transport.py"}
