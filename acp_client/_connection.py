@@ -33,6 +33,7 @@ from . import _events as ev
 from . import _schema as s
 from ._codec import Decoder, _FastUpdate, encode, message_from_builtins
 from ._diagnostics import Diagnostic
+from ._entities import MessageState
 from ._errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -140,6 +141,35 @@ class Connection:
     def prompt(self, request_id: int | str) -> PromptState:
         """The prompt submission sent with that request id."""
         return self._prompts[request_id]
+
+    def prompt_finished(self, request_id: int | str) -> bool:
+        """Whether the turn of an accepted prompt has ended (an ``idle`` completed it)."""
+        prompt = self._prompts[request_id]
+        if prompt.turns_before is None:
+            return False
+        session = self._sessions[prompt.session_id]
+        return len(session.completed_turns) > prompt.turns_before
+
+    def prompt_stop_reason(self, request_id: int | str) -> str | None:
+        """The stop reason of the prompt's turn once it ended (``None`` if not reported).
+
+        Raises:
+            LocalProtocolError: the turn has not ended (see :meth:`prompt_finished`).
+        """
+        if not self.prompt_finished(request_id):
+            raise LocalProtocolError(f"the turn of prompt {request_id!r} has not ended")
+        prompt = self._prompts[request_id]
+        reason: str | None = self._sessions[prompt.session_id].completed_turns[
+            prompt.turns_before  # type: ignore[index]
+        ]
+        return reason
+
+    def prompt_message(self, request_id: int | str) -> MessageState | None:
+        """The user message the prompt was inserted as, once its update was applied."""
+        prompt = self._prompts[request_id]
+        if prompt.message_id is None:
+            return None
+        return self._sessions[prompt.session_id].message("user", prompt.message_id)
 
     @property
     def unmatched_responses(self) -> Sequence[Any]:
@@ -593,6 +623,7 @@ class Connection:
             events.append(ev.PromptRejected(session_id=sid, request_id=rid, error=error))
             return
         prompt.status = "accepted"
+        prompt.turns_before = len(session.completed_turns)
         if isinstance(result, s.PromptResponse):
             if result.message_id in session.prompts_by_message:
                 self._note(

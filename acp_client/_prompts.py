@@ -38,6 +38,8 @@ class PromptState:
         error: the JSON-RPC error object of a rejection.
         unbound: accepted without a usable ``messageId`` (cannot be linked; R8).
         not_retained: a later replay did not report the message.
+        turns_before: completed turns the session had when the prompt was accepted (its turn
+            is the next one to complete; see ``Connection.prompt_stop_reason``).
     """
 
     __slots__ = (
@@ -49,6 +51,7 @@ class PromptState:
         "request_id",
         "session_id",
         "status",
+        "turns_before",
         "unbound",
     )
 
@@ -62,6 +65,7 @@ class PromptState:
         self.error: Any = None
         self.unbound = False
         self.not_retained = False
+        self.turns_before: int | None = None
 
     @property
     def inserted(self) -> bool:

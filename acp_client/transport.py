@@ -225,7 +225,6 @@ class AgentConnection:
         self._max_line = max_line
         self._write_lock = trio.Lock()
         self._responses: dict[int | str, ev.ResponseReceived] = {}
-        self._accepted_at: dict[int | str, int] = {}
         self._owed: list[bytes] = []
         self._waiting: dict[int | str, trio.Event] = {}
         self._changed: dict[str, trio.Event] = {}
@@ -367,13 +366,8 @@ class AgentConnection:
                 if waiter is not None:
                     self._responses[rid] = event  # type: ignore[assignment]
                     waiter.set()
-            elif kind is ev.StateChanged:
+            elif kind is ev.StateChanged or kind is ev.PromptAccepted:
                 self._notify(event.session_id)  # type: ignore[attr-defined]
-            elif kind is ev.PromptAccepted:
-                sid = event.session_id  # type: ignore[attr-defined]
-                session = self.connection.session(sid)
-                self._accepted_at[event.request_id] = len(session.completed_turns)  # type: ignore[attr-defined]
-                self._notify(sid)
             elif kind is ev.PermissionRequested:
                 self._permission(event)  # type: ignore[arg-type]
             elif kind is ev.AgentRequestReceived:
@@ -543,8 +537,10 @@ class AgentConnection:
         await self._await_response("session/prompt", sent.request_id, sent.data)
         state = self.connection.prompt(sent.request_id)
         session = self.connection.session(session_id)
-        turns = self._accepted_at.pop(sent.request_id, len(session.completed_turns))
-        return PromptHandle(self, state, turns)
+        turns = state.turns_before
+        return PromptHandle(
+            self, state, turns if turns is not None else len(session.completed_turns)
+        )
 
     async def wait_idle(self, session_id: str) -> None:
         """Wait until the session's state is ``idle``."""

@@ -1196,3 +1196,29 @@ def test_r57_notices_during_replay_and_for_unknown_sessions_are_kept() -> None:
         {"severity": "warning", "title": "during"},
     ]
     assert snap["timeline"] == [] and snap["unretained"] == []
+
+
+def test_10_prompt_progress_is_observable_insertion_place_and_turn_end() -> None:
+    from acp_client import Connection
+    from acp_client.testing import FakeAgent, Loopback
+
+    conn = Connection()
+    request_id, _ = conn.send_prompt("s1", "hello")
+    assert not conn.prompt_finished(request_id)
+    loop = Loopback(conn)
+    loop.play(
+        (d, m)
+        for d, m in FakeAgent("s1")
+        .prompt_response(request_id, "u1")
+        .state("running")
+        .user_message("u1", "hello")
+        .messages
+    )
+    assert conn.prompt(request_id).status == "accepted"
+    message = conn.prompt_message(request_id)
+    assert message is not None and message.text() == "hello"
+    assert list(conn.session("s1").timeline).index(message) == 0
+    assert not conn.prompt_finished(request_id)
+    loop.play(FakeAgent("s1").state("idle", stop_reason="max_tokens").messages)
+    assert conn.prompt_finished(request_id)
+    assert conn.prompt_stop_reason(request_id) == "max_tokens"
