@@ -306,6 +306,24 @@ def target_cli(path: Path, repeat: int, use_gc: bool) -> Result:
     return _timing(times, command=" ".join(cmd[1:]))
 
 
+def target_replay(path: Path, repeat: int, use_gc: bool) -> Result:
+    """``acp_client.replay_log(PATH)`` in this process: the library's own replay of the file
+    the command line reads (reader, decode and reduce), to isolate what the CLI adds."""
+    import gc
+
+    replay_log = _acp_client_attr("replay_log")
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        if not use_gc:
+            gc.disable()
+        t0 = clock()
+        replay_log(str(path))
+        times.append(clock() - t0)
+        gc.enable()
+    return _timing(times)
+
+
 TARGETS: dict[str, Callable[[Path, int, bool], Result]] = {
     "floor": target_floor,
     "decode": target_decode,
@@ -314,6 +332,7 @@ TARGETS: dict[str, Callable[[Path, int, bool], Result]] = {
     "memory-rss": target_memory_rss,
     "sdk": target_sdk,
     "cli": target_cli,
+    "replay": target_replay,
 }
 
 
