@@ -205,3 +205,12 @@ def test_follow_applies_lines_appended_while_running(tmp_path: Path) -> None:
         {"type": "text", "text": "two"},
     ]
     assert session["completedTurns"] == ["end_turn"]
+
+
+def test_stats_with_jobs_reports_stats_per_log(tmp_path: Path) -> None:
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_bytes((LOGS / "sample.jsonrpc.jsonl").read_bytes())
+    out = run_cli("replay", "--stats", "--json", "--jobs", "2", str(tmp_path))
+    assert out.returncode == 0, out.stderr.decode()
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [line["updates"] for line in lines] == [8, 8]

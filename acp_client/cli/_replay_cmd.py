@@ -96,7 +96,9 @@ def _stats(result: ReplayResult, elapsed: float, size: int | None) -> dict[str, 
     return out
 
 
-def _replay_one(name: str, options: dict[str, Any], mode: str) -> tuple[str, int, Any]:
+def _replay_one(
+    name: str, options: dict[str, Any], mode: str, quiet: bool = False
+) -> tuple[str, int, Any]:
     """Replay one log in this process; return (name, exit status, payload)."""
     source: Any = _example_log() if name == "" else name
     size = None
@@ -108,7 +110,7 @@ def _replay_one(name: str, options: dict[str, Any], mode: str) -> tuple[str, int
     elif isinstance(source, bytes):
         size = len(source)
     progress = None
-    if mode != "quiet" and size is not None and size > _PROGRESS_BYTES and sys.stderr.isatty():
+    if not quiet and size is not None and size > _PROGRESS_BYTES and sys.stderr.isatty():
         progress = _progress_printer(name)
     start = time.perf_counter()
     try:
@@ -179,7 +181,13 @@ def replay_command(args: argparse.Namespace) -> int:
     if jobs > 1 and len(logs) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             results = list(
-                pool.map(_replay_one, logs, [options] * len(logs), ["quiet"] * len(logs))
+                pool.map(
+                    _replay_one,
+                    logs,
+                    [options] * len(logs),
+                    [mode] * len(logs),
+                    [True] * len(logs),
+                )
             )
     else:
         results = [_replay_one(name, options, mode) for name in logs]
