@@ -594,6 +594,8 @@ class Session:
         if new in _KNOWN_STATES:
             background = u.background
             if isinstance(background, list):
+                if self.background and not replaying:
+                    self._check_dropped_background(self.background, background)
                 self.background = background
                 self._background_reported = True
                 self._touch_background(background)
@@ -642,6 +644,28 @@ class Session:
                     "background-unknown-tool-call",
                     f"background lists tool call {item.tool_call_id!r} before announcing it (R53)",
                 )
+
+    def _check_dropped_background(self, before: list[Any], after: list[Any]) -> None:
+        """R54: work that left the list should have reported its end first (nothing inferred)."""
+        kept_calls = {i.tool_call_id for i in after if type(i) is s.BackgroundToolCall}
+        kept_terms = {i.terminal_id for i in after if type(i) is s.BackgroundTerminal}
+        for item in before:
+            if type(item) is s.BackgroundToolCall and item.tool_call_id not in kept_calls:
+                call = self._tool_calls.get(item.tool_call_id)
+                if call is not None and not call.finished:
+                    self._note(
+                        "background-dropped-unfinished",
+                        f"tool call {item.tool_call_id!r} left the background list without a"
+                        " final status (nothing is inferred; R54)",
+                    )
+            elif type(item) is s.BackgroundTerminal and item.terminal_id not in kept_terms:
+                term = self._terminals.get(item.terminal_id)
+                if term is not None and not term.exited:
+                    self._note(
+                        "background-dropped-unfinished",
+                        f"terminal {item.terminal_id!r} left the background list without an"
+                        " exit status (nothing is inferred; R54)",
+                    )
 
     def _exclude_refused(self) -> None:
         start = None

@@ -1424,3 +1424,20 @@ def test_session_accessors_read_the_state() -> None:
     assert list(session.plans) == ["p"]
     assert list(session.terminals) == ["t"]
     assert session.messages("agent")["a"].text() == "x"
+
+
+def test_r54_item_leaving_background_without_final_status_is_a_diagnostic() -> None:
+    from acp_client import Connection
+    from acp_client.testing import FakeAgent, Loopback
+
+    conn = Connection(live=False)
+    script = FakeAgent("s").tool_call("c1", status="in_progress").terminal("t1", command="x")
+    script.state("running", background=[{"type": "tool_call", "toolCallId": "c1"}])
+    script.state("running", background=[{"type": "terminal", "terminalId": "t1"}])
+    script.update({"sessionUpdate": "terminal_update", "terminalId": "t1", "exitStatus": {}})
+    script.state("idle", stop_reason="end_turn", background=[])
+    Loopback(conn).play(script)
+    codes = [d.code for d in conn.diagnostics]
+    assert codes == ["background-dropped-unfinished"]  # c1 dropped unfinished; t1 had exited
+    call = conn.session("s").tool_calls["c1"]
+    assert call.status == "in_progress"  # nothing inferred

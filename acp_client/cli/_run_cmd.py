@@ -19,7 +19,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     prompts = list(args.prompt)
     if not prompts:
-        text = sys.stdin.read()
+        text = sys.stdin.read().rstrip("\n")
         if text.strip():
             prompts = [text]
     if not prompts:
