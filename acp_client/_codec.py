@@ -509,7 +509,26 @@ def _parse(data: bytes | str) -> Any:
         raise RemoteProtocolError(f"not valid JSON: {exc}", code=PARSE_ERROR) from None
 
 
+_ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params", "result", "error"})
+
+
 def message_from_builtins(
+    obj: Any, diagnostics: list[Diagnostic] | None = None, path: str = "$"
+) -> s.Message:
+    """Classify one parsed JSON-RPC object and convert its params (section 1.2).
+
+    Raises:
+        RemoteProtocolError: with code -32600 (not a JSON-RPC message) or -32602 (invalid
+            params of a known method); ``raw`` holds the object, ``request_id`` its id.
+    """
+    message = _message_from_builtins(obj, diagnostics, path)
+    if isinstance(obj, dict) and len(obj) > len(_ENVELOPE_KEYS & obj.keys()):
+        message.extra = {k: v for k, v in obj.items() if k not in _ENVELOPE_KEYS}
+        _EXTRAS.seen = True
+    return message
+
+
+def _message_from_builtins(
     obj: Any, diagnostics: list[Diagnostic] | None = None, path: str = "$"
 ) -> s.Message:
     """Classify one parsed JSON-RPC object and convert its params (section 1.2).
@@ -624,7 +643,7 @@ def _walk(value: Any) -> Any:
             item = getattr(value, info.name)
             if item is UNSET:
                 continue
-            if info.name == "extra" and isinstance(value, s.Wire):
+            if info.name == "extra" and isinstance(value, s.Wire | s._Envelope):
                 extra = item
                 continue
             out[info.encode_name] = _walk(item)

@@ -1300,8 +1300,16 @@ class UnsupportedProtocolVersionErrorData(Wire):
 # ------------------------------------------------------------------------- envelope
 
 
-class _Envelope(msgspec.Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class _Envelope(
+    msgspec.Struct,
+    kw_only=True,
+    gc=False,
+    repr_omit_defaults=True,
+    rename={"extra": EXTRA_KEY},
+):
     jsonrpc: str = "2.0"
+    extra: dict[str, Any] | UnsetType = UNSET
+    """Unknown members of the JSON-RPC object itself, kept and written back in place."""
 
 
 class Request(_Envelope, kw_only=True):

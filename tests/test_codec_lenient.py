@@ -1794,10 +1794,6 @@ def test_raw_values_with_an_extra_key_survive(update: dict[str, Any]) -> None:
     assert_reencodes_exactly(line, message)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (minor): unknown members of the JSON-RPC envelope itself are dropped on encode",
-)
 def test_unknown_envelope_members_survive() -> None:
     line = json.dumps(
         {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}, "traceId": "t"}
