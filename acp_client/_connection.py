@@ -245,17 +245,19 @@ class Connection:
         events: list[ev.Event] = []
         if self.line is not None:
             self._forget_lines()
+        lines = self._lines.feed(data)
+        try:
+            # The common read holds only session/update lines: decode them all in one
+            # C-driven pass, then apply them in order.
+            decoded = list(map(_FAST_DECODE, lines))  # type: ignore[arg-type]
+        except _FAST_ERRORS:
+            for line in lines:
+                self._one_line(line, events)
+            return events
         sessions = self._sessions
         append = events.append
-        for line in self._lines.feed(data):
-            try:
-                params = _FAST_DECODE(line).params  # type: ignore[arg-type]
-            except _FAST_ERRORS:
-                if type(line) is not bytes:
-                    self._line_too_long(line, events)  # type: ignore[arg-type]
-                elif line.strip():
-                    self._receive_line(line, events)
-                continue
+        for message in decoded:
+            params = message.params
             session = sessions.get(params.session_id)
             if session is None or session.closed:
                 self._apply_update(params, events)
@@ -268,6 +270,17 @@ class Connection:
                 events.extend(session.side_events)
                 session.side_events.clear()
         return events
+
+    def _one_line(self, line: bytes | LineTooLong, events: list[ev.Event]) -> None:
+        try:
+            params = _FAST_DECODE(line).params  # type: ignore[arg-type]
+        except _FAST_ERRORS:
+            if type(line) is not bytes:
+                self._line_too_long(line, events)  # type: ignore[arg-type]
+            elif line.strip():
+                self._receive_line(line, events)
+            return
+        self._apply_update(params, events)
 
     def _forget_lines(self) -> None:
         """Leaving log replay for live bytes: diagnostics no longer have a log line."""
