@@ -44,7 +44,7 @@ from ._errors import (
 from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong
 from ._prompts import PermissionState, PromptState
 from ._session import Session
-from ._snapshot import FORMAT, finish, session_snapshot
+from ._snapshot import FORMAT, session_snapshot
 
 __all__ = ["Connection", "Direction", "SentRequest"]
 
@@ -187,13 +187,11 @@ class Connection:
             if session.protocol_version is None:
                 session.protocol_version = self.protocol_version
             sessions.append(session_snapshot(session))
-        return finish(
-            {
-                "format": FORMAT,
-                "sessions": sessions,
-                "diagnostics": [d.to_json() for d in self.diagnostics],
-            }
-        )
+        return {
+            "format": FORMAT,
+            "sessions": sessions,
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+        }
 
     # ------------------------------------------------------------------ internals
 

@@ -19,15 +19,10 @@ from ._entities import CompactionState, MessageState, TerminalState, TimelineEnt
 from ._prompts import PermissionState, PromptState
 from ._session import Session
 
-__all__ = ["FORMAT", "finish", "load_session", "session_snapshot"]
+__all__ = ["FORMAT", "load_session", "session_snapshot"]
 
 FORMAT = "acp-client/snapshot@1"
 _plain = to_builtins
-
-
-def finish(tree: dict[str, Any]) -> dict[str, Any]:
-    """The snapshot tree as built (kept for callers of the earlier two-step API)."""
-    return tree
 
 
 def _payload(obj: Any) -> Any:

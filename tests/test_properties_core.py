@@ -32,7 +32,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from acp_client import Connection, Session, load_session
-from acp_client._snapshot import finish, session_snapshot
 
 # ACP_PROPERTY_SCALE=20 multiplies every example budget (a longer local bug hunt)
 SCALE = int(os.environ.get("ACP_PROPERTY_SCALE", "1"))
@@ -59,7 +58,7 @@ def _names_terminal(u: dict[str, Any]) -> bool:
 
 def snap_of(session: Session) -> dict[str, Any]:
     """The SESSION snapshot object of a bare Session."""
-    return finish(session_snapshot(session))
+    return session.snapshot()
 
 
 def session_snaps(conn: Connection) -> dict[str, dict[str, Any]]:

@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from acp_client._replay import Replayer, ReplayResult, iter_kinds, replay_log
+from acp_client._replay import ReplayResult, iter_kinds, replay_log
 
 from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, EXIT_USAGE
 
@@ -239,12 +239,3 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
 
 def _safe(text: str) -> str:
     return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
-
-
-def replay_stream(replayer: Replayer, records: Any) -> None:
-    """Feed records into a replayer (used by ``--follow``)."""
-    for item in records:
-        if getattr(item, "kind", None) is not None:
-            replayer.feed_record(item)
-        else:
-            replayer.diagnostics.append(item)
