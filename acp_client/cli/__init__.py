@@ -152,6 +152,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("run needs an agent command after --")
         args.agent = agent
         return run_command(args)
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("rich", "pyte", "trio"):
+            raise
+        extra = "run" if exc.name == "trio" else "cli"
+        sys.stderr.write(
+            f"acp-client: this needs the '{extra}' extra ({exc.name} is not installed):"
+            f" pip install 'acp-client[{extra}]'"
+            + ("; --json works without it\n" if extra == "cli" else "\n")
+        )
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
