@@ -42,7 +42,7 @@ class Replayer:
         self.version = protocol
         self.diagnostics: list[Diagnostic] = []
         self._raw_kinds: Counter[str] = Counter()
-        self._typed_kinds: Counter[type[Any]] = Counter()
+        self._typed_kinds: dict[type[Any], int] = {}
         self.messages = 0
         self.stderr_lines = 0
         self.skipped_unknown_direction = 0
@@ -50,6 +50,40 @@ class Replayer:
         self._adapter: V1Adapter | None = None
         if protocol == 1:
             self._adapter = V1Adapter()
+
+    def apply_record(self, record: Any) -> None:
+        """Apply one :class:`acp_client.logs.LogRecord`, discarding the events (fast path).
+
+        A ``session/update`` record of a v2 log goes straight from its parsed params to the
+        session's reducer; everything else takes :meth:`feed_record`.
+        """
+        message = record.message
+        if (
+            self.version == 2
+            and record.direction == "incoming"
+            and type(message) is dict
+            and "id" not in message
+            and message.get("method") == "session/update"
+            and message.get("jsonrpc") == "2.0"
+        ):
+            try:
+                params = _to_params(message.get("params"), _Params)
+            except msgspec.ValidationError:
+                pass
+            else:
+                update = params.update
+                session = self.connection._sessions.get(params.session_id)
+                if type(update) is not dict and session is not None and not session.closed:
+                    self.messages += 1
+                    kinds = self._typed_kinds
+                    kind = type(update)
+                    kinds[kind] = kinds.get(kind, 0) + 1
+                    session.line = self.connection.line = record.line
+                    session.apply(update)
+                    if session.side_events:
+                        session.side_events.clear()
+                    return
+        self.feed_record(record)
 
     def feed_record(self, record: Any) -> list[Event]:
         """Apply one :class:`acp_client.logs.LogRecord`."""
@@ -89,7 +123,8 @@ class Replayer:
                 if type(update) is dict:
                     self._count_raw(message)
                 else:
-                    self._typed_kinds[type(update)] += 1
+                    kind = type(update)
+                    self._typed_kinds[kind] = self._typed_kinds.get(kind, 0) + 1
                 return self.connection.receive_update(params, line=line)
         if direction == "incoming" and isinstance(message, dict):
             self._count_raw(message)
@@ -250,10 +285,14 @@ def replay_log(
         direction=direction,
         sides=sides,
     ) as items:
+        apply = replayer.apply_record
         for item in items:
-            if isinstance(item, LogRecord):
+            if type(item) is LogRecord:
+                if not strict and progress is None:
+                    apply(item)
+                    continue
                 seen = len(conn_diags)
-                replayer.feed_record(item)
+                apply(item)
                 count += 1
                 if progress is not None and count % 20000 == 0:
                     progress(count)
@@ -261,7 +300,7 @@ def replay_log(
                     stopped = True
                     break
             else:
-                replayer.diagnostics.append(item)
+                replayer.diagnostics.append(item)  # type: ignore[arg-type]
         replayer.finish()
         return ReplayResult(replayer, items.format, items.fatal, stopped or items.stopped_early)
 
