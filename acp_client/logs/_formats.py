@@ -245,8 +245,37 @@ class Mapper:
         self._messages(value, line, None)
 
     def _acp(self, line: int, record: dict[str, Any]) -> None:
-        host = self._host
         raw_direction = record["direction"]
+        message = record.get("message")
+        if (
+            raw_direction == "incoming"
+            and type(message) is dict
+            and message.get("method") == "session/update"
+            and "id" not in message
+            and message.get("jsonrpc") == "2.0"
+        ):
+            # The bulk of every log: a well-formed notification from the agent. It needs
+            # none of the checks below (1.7 classification gives "notification").
+            value = record.get("time")
+            if type(value) is float and math.isfinite(value):
+                time: float | None = value
+            else:
+                time = self._time(record, "time", line)
+            self._push(
+                Msg(
+                    message,
+                    "notification",
+                    None,
+                    "session/update",
+                    line,
+                    "incoming",
+                    None,
+                    time,
+                    "epoch" if time is not None else None,
+                )
+            )
+            return
+        host = self._host
         if raw_direction == "stderr":
             text = record.get("text", _MISSING)
             if type(text) is not str:
