@@ -123,6 +123,7 @@ class Connection:
         self._outbox: list[bytes] = []
         self._unmatched: list[Any] = []
         self.line: int | None = None
+        self._sent_events: list[ev.Event] = []
         self.record_sends = True
         """Whether ``send_*`` record what they build (a transport that translates the
         messages, to v1 say, turns this off and records the translation instead)."""
@@ -787,11 +788,20 @@ class Connection:
         return encode(message) + b"\n"
 
     def _record(self, message: s.Message) -> list[ev.Event]:
-        events: list[ev.Event] = []
+        events = self._sent_events
         if not self.record_sends:
             return events
         self.line = None
         self._dispatch(message, "outgoing", events)
+        return events
+
+    def take_sent_events(self) -> list[ev.Event]:
+        """The events of what the client sent since the last call, then forgets them.
+
+        ``send_*`` and ``answer_*`` return bytes; their events (``PromptSent``,
+        ``CancelRequested``, ``ReplayStarted``, ``PermissionAnswered`` ...) wait here.
+        """
+        events, self._sent_events = self._sent_events, []
         return events
 
     def _new_id(self) -> int:
@@ -958,8 +968,7 @@ class Connection:
             offered = [o.option_id for o in getattr(perm.request, "options", [])]
             if option_id not in offered:
                 raise LocalProtocolError(f"option {option_id!r} was not offered")
-        events: list[ev.Event] = []
-        self._answer_permission(perm, option_id, events)
+        self._answer_permission(perm, option_id, self._sent_events)
         return self.data_to_send()
 
     def _answer_permission(

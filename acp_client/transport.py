@@ -445,6 +445,9 @@ class AgentConnection:
         await self._flush()
 
     async def _flush(self) -> None:
+        sent = self.connection.take_sent_events()
+        if sent:
+            self._dispatch(sent)
         data = b"".join(self._owed) + self.connection.data_to_send()
         self._owed.clear()
         if data:

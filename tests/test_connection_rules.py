@@ -1222,3 +1222,15 @@ def test_10_prompt_progress_is_observable_insertion_place_and_turn_end() -> None
     loop.play(FakeAgent("s1").state("idle", stop_reason="max_tokens").messages)
     assert conn.prompt_finished(request_id)
     assert conn.prompt_stop_reason(request_id) == "max_tokens"
+
+
+def test_events_of_sends_are_kept_for_the_caller() -> None:
+    from acp_client import CancelRequested, Connection, PromptSent, SessionCreated
+
+    conn = Connection()
+    request_id, _ = conn.send_prompt("s1", "hi")
+    conn.send_cancel("s1")
+    events = conn.take_sent_events()
+    assert [type(e) for e in events] == [SessionCreated, PromptSent, CancelRequested]
+    assert events[1].request_id == request_id
+    assert conn.take_sent_events() == []
