@@ -279,11 +279,13 @@ def test_request_timeout_leaves_the_connection_usable() -> None:
         await client.initialize()
         with pytest.raises(RequestTimeout):
             await client.new_session("/work")
-        return client.connection.pending_agent_requests()
+        # the connection is still usable: the next request gets its (error) answer
+        with pytest.raises(RequestFailed) as info:
+            await client.request("_acme/ping")
+        return info.value.error.code
 
-    pending, client = drive(agent, body, request_timeout=5, mock_clock=True)
-    assert pending == {}
-    assert client.connection.session("sess_1") if "sess_1" in client.connection.sessions else True
+    code, _ = drive(agent, body, request_timeout=5, mock_clock=True)
+    assert code == -32601
 
 
 def test_cancelled_caller_keeps_the_connection_consistent() -> None:
@@ -366,5 +368,5 @@ def test_events_stream_every_event() -> None:
         return names
 
     names, _ = drive(ScriptedAgent(), body)
-    assert names[:2] == ["PromptSent", "PromptAccepted"] or "PromptAccepted" in names
-    assert "MessageChunkAppended" in names
+    assert names.index("PromptSent") < names.index("PromptAccepted")
+    assert names.index("PromptAccepted") < names.index("MessageChunkAppended")
