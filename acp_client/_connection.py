@@ -94,7 +94,7 @@ class Connection:
         >>> from acp_client import Connection
         >>> conn = Connection()
         >>> request_id, data = conn.send_prompt("s1", "Hello")
-        >>> events = conn.receive_data(b'{"jsonrpc":"2.0","id":0,"result":{"messageId":"u1"}}\\n')
+        >>> events = conn.receive_data(b'{"jsonrpc":"2.0","id":0,"result":{"messageId":"u1"}}\n')
         >>> events[0].message_id, conn.prompt(request_id).status
         ('u1', 'accepted')
     """
