@@ -261,6 +261,26 @@ class Mapper:
                 time: float | None = value
             else:
                 time = self._time(record, "time", line)
+            pairing = getattr(self._push, "__self__", None)
+            if (
+                type(pairing) is Pairing
+                and pairing.direct_ok()
+                and pairing.side_of("session/update") == "incoming"
+            ):
+                # Settled client-side and nothing held for the look-ahead: the record is
+                # final as it is (what the pairing would do with it, without the steps).
+                pairing.emit(
+                    LogRecord(
+                        kind="message",
+                        line=line,
+                        format=self._fmt,
+                        direction="incoming",
+                        message=message,
+                        time=time,
+                        clock="epoch" if time is not None else None,
+                    )
+                )
+                return
             self._push(
                 Msg(
                     message,

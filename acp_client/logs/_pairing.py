@@ -154,6 +154,18 @@ class Pairing(Sink):
         else:
             self._out.append(item)
 
+    def direct_ok(self) -> bool:
+        """Whether a final record may skip the queue logic (no held response, no inference)."""
+        return not self._holds and not self._infer and self._fixed is None
+
+    def side_of(self, method: str) -> str:
+        """The direction ``method`` is sent in, per the side table (``"unknown"`` if none)."""
+        return self._sides.get(method, "unknown")
+
+    def emit(self, record: LogRecord) -> None:
+        """Queue a record that needs no pairing (see :meth:`direct_ok`)."""
+        self._out.append(record)
+
     def has_pending(self, direction: str, rid: Any) -> bool:
         """Whether a request with ``rid`` is pending in ``direction``'s table."""
         return valid_request_id(rid) and rid in self._tables[direction]
