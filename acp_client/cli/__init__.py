@@ -131,7 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the final snapshot")
     run.add_argument("--permission", choices=["ask", "allow", "reject"], default="ask")
     run.add_argument("--cwd", metavar="DIR", help="working directory of the session")
-    run.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="give up on a request, or a prompt's turn, after SECONDS (exit 5)",
+    )
     run.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_COMMAND [ARGS...]")
     return parser
 

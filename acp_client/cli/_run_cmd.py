@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -26,6 +27,16 @@ def run_command(args: argparse.Namespace) -> int:
         sys.stderr.write("acp-client run: give --prompt TEXT or a prompt on standard input\n")
         return 2
     return trio.run(_run, args, prompts)
+
+
+async def _turn(agent: Any, session_id: str, text: str, timeout: float | None) -> str | None:
+    """Send one prompt and wait for the end of its turn (bounded by ``--timeout``)."""
+    import trio
+
+    with trio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
+        handle = await agent.prompt(session_id, text)
+        reason: str | None = await handle.wait_done()
+    return reason
 
 
 async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
@@ -79,15 +90,16 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
 
                         nursery.start_soon(refresh)
                         for text in prompts:
-                            handle = await agent.prompt(session_id, text)
-                            reason = await handle.wait_done()
+                            reason = await _turn(agent, session_id, text, args.timeout)
                         nursery.cancel_scope.cancel()
                     live.update(view(), refresh=True)
             else:
                 for text in prompts:
-                    handle = await agent.prompt(session_id, text)
-                    reason = await handle.wait_done()
+                    reason = await _turn(agent, session_id, text, args.timeout)
             status = EXIT_OK if reason == "end_turn" else EXIT_STOPPED
+    except trio.TooSlowError:
+        sys.stderr.write(f"acp-client run: the turn did not end within {args.timeout} s\n")
+        status = EXIT_AGENT_FAILED
     except RequestFailed as exc:
         sys.stderr.write(f"acp-client run: {sanitize_text(str(exc))}\n")
         status = EXIT_AGENT_FAILED

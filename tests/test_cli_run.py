@@ -1,0 +1,64 @@
+"""`acp-client run` against the real peer agents: exit codes, --json, --record, --timeout."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_transport_peers import V1, V2, need_node
+
+from acp_client import replay_log
+
+pytestmark = pytest.mark.peer
+
+
+def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "acp_client.cli", "run", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_run_prints_the_snapshot_and_records_a_replayable_log(tmp_path: Path) -> None:
+    need_node()
+    record = tmp_path / "rec.jsonl"
+    out = run("--json", "--permission", "allow", "--record", str(record),
+              "--prompt", "hello permission", "--prompt", "echo-first again", "--", *V2)  # fmt: skip
+    assert out.returncode == 0, out.stderr.decode()
+    snap = json.loads(out.stdout)
+    session = snap["sessions"][0]
+    assert session["completedTurns"] == ["end_turn", "end_turn"]
+    assert [p["status"] for p in session["prompts"]] == ["accepted", "accepted"]
+    assert replay_log(str(record)).snapshot() == snap
+
+
+def test_run_exit_code_reflects_the_stop_reason(tmp_path: Path) -> None:
+    need_node()
+    out = run("--json", "--prompt", "permission please", "--permission", "ask", "--", *V2)
+    # no terminal to ask on: the request is answered cancelled and the turn stops cancelled
+    assert out.returncode == 4, out.stderr.decode()
+    assert json.loads(out.stdout)["sessions"][0]["completedTurns"] == ["cancelled"]
+
+
+def test_run_timeout_and_crash_are_agent_failures() -> None:
+    need_node()
+    slow = run("--timeout", "1", "--prompt", "slow please", "--", *V2)
+    assert slow.returncode == 5
+    assert b"did not end within" in slow.stderr
+    crash = run("--prompt", "crash now", "--", *V2)
+    assert crash.returncode == 5
+    assert b"agent" in crash.stderr
+
+
+def test_run_reads_the_prompt_from_stdin_with_a_v1_agent() -> None:
+    out = run("--json", "--", *V1, stdin=b"hello from stdin\n")
+    assert out.returncode == 0, out.stderr.decode()
+    session = json.loads(out.stdout)["sessions"][0]
+    assert session["protocolVersion"] == 1
+    assert session["timeline"][0]["content"] == [{"type": "text", "text": "hello from stdin"}]
