@@ -28,8 +28,8 @@ def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[b
 def test_run_prints_the_snapshot_and_records_a_replayable_log(tmp_path: Path) -> None:
     need_node()
     record = tmp_path / "rec.jsonl"
-    out = run("--json", "--permission", "allow", "--record", str(record),
-              "--prompt", "hello permission", "--prompt", "echo-first again", "--", *V2)  # fmt: skip
+    prompts = ["--prompt", "hello permission", "--prompt", "echo-first again"]
+    out = run("--json", "--permission", "allow", "--record", str(record), *prompts, "--", *V2)
     assert out.returncode == 0, out.stderr.decode()
     snap = json.loads(out.stdout)
     session = snap["sessions"][0]
