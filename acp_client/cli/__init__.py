@@ -19,7 +19,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "dump_json", "main"]
 
 EXIT_OK = 0
 EXIT_STRICT = 1
@@ -140,6 +140,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_COMMAND [ARGS...]")
     return parser
+
+
+def dump_json(value: object, *, indent: int | None = None) -> str:
+    """JSON for standard output.
+
+    UTF-8 when piped; on a terminal every non-ASCII character is escaped, so that bidi or
+    invisible characters from the agent never reach it raw (JSON escapes control characters
+    anyway).
+    """
+    import json
+
+    return json.dumps(value, ensure_ascii=sys.stdout.isatty(), indent=indent)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 from acp_client._replay import Replayer
 from acp_client.logs import LogReader
 
-from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE
+from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, dump_json
 
 __all__ = ["follow"]
 
@@ -78,7 +77,7 @@ def follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int:
     elif reader.stopped_early:
         status = EXIT_STRICT
     if args.json:
-        sys.stdout.write(json.dumps(replayer.snapshot(), ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(dump_json(replayer.snapshot(), indent=2) + "\n")
     return status
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -15,7 +14,7 @@ from typing import Any
 
 from acp_client._replay import ReplayResult, iter_kinds, replay_log
 
-from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, EXIT_USAGE
+from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, EXIT_USAGE, dump_json
 
 __all__ = ["replay_command"]
 
@@ -213,12 +212,12 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
         if mode == "json":
             if many:
                 line = {"file": name, **payload}
-                sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+                sys.stdout.write(dump_json(line) + "\n")
             else:
-                sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+                sys.stdout.write(dump_json(payload, indent=2) + "\n")
         elif mode == "stats":
             if args.json:
-                sys.stdout.write(json.dumps({"file": name, **payload}) + "\n")
+                sys.stdout.write(dump_json({"file": name, **payload}) + "\n")
             else:
                 _print_stats(name, payload, console)
         else:

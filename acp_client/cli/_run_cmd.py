@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 from typing import Any
 
-from . import EXIT_AGENT_FAILED, EXIT_OK, EXIT_STOPPED
+from . import EXIT_AGENT_FAILED, EXIT_OK, EXIT_STOPPED, dump_json
 
 __all__ = ["run_command"]
 
@@ -117,7 +116,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         return EXIT_AGENT_FAILED
     snapshot = agent_ref[0].connection.snapshot()
     if args.json:
-        sys.stdout.write(json.dumps(snapshot, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(dump_json(snapshot, indent=2) + "\n")
     elif not live_view:
         render_snapshot(snapshot, console)
     return status
