@@ -57,33 +57,43 @@ class Replayer:
         A ``session/update`` record of a v2 log goes straight from its parsed params to the
         session's reducer; everything else takes :meth:`feed_record`.
         """
-        message = record.message
-        if (
+        params = self._typed_update(record.direction, record.message)
+        if params is None:
+            self.feed_record(record)
+            return
+        conn = self.connection
+        session = conn._sessions.get(params.session_id)
+        if session is None or session.closed:
+            conn.receive_update(params, line=record.line)
+            return
+        session.line = conn.line = record.line
+        session.apply(params.update)
+        if session.side_events:
+            session.side_events.clear()
+
+    def _typed_update(self, direction: Any, message: Any) -> _Params | None:
+        """The params of a well-formed v2 ``session/update`` from the agent (counted), else None."""
+        if not (
             self.version == 2
-            and record.direction == "incoming"
+            and direction == "incoming"
             and type(message) is dict
             and "id" not in message
             and message.get("method") == "session/update"
             and message.get("jsonrpc") == "2.0"
         ):
-            try:
-                params = _to_params(message.get("params"), _Params)
-            except msgspec.ValidationError:
-                pass
-            else:
-                update = params.update
-                session = self.connection._sessions.get(params.session_id)
-                if type(update) is not dict and session is not None and not session.closed:
-                    self.messages += 1
-                    kinds = self._typed_kinds
-                    kind = type(update)
-                    kinds[kind] = kinds.get(kind, 0) + 1
-                    session.line = self.connection.line = record.line
-                    session.apply(update)
-                    if session.side_events:
-                        session.side_events.clear()
-                    return
-        self.feed_record(record)
+            return None
+        try:
+            params: _Params = _to_params(message.get("params"), _Params)
+        except msgspec.ValidationError:
+            return None
+        self.messages += 1
+        update = params.update
+        if type(update) is dict:
+            self._count_raw(message)
+        else:
+            kinds = self._typed_kinds
+            kinds[type(update)] = kinds.get(type(update), 0) + 1
+        return params
 
     def feed_record(self, record: Any) -> list[Event]:
         """Apply one :class:`acp_client.logs.LogRecord`."""
@@ -105,27 +115,10 @@ class Replayer:
 
     def feed(self, direction: str, message: Any, *, line: int | None = None) -> list[Event]:
         """Apply one JSON-RPC message (a dict) sent in ``direction``."""
+        params = self._typed_update(direction, message)
+        if params is not None:
+            return self.connection.receive_update(params, line=line)
         self.messages += 1
-        if (
-            self.version == 2
-            and direction == "incoming"
-            and type(message) is dict
-            and message.get("method") == "session/update"
-            and "id" not in message
-            and message.get("jsonrpc") == "2.0"
-        ):
-            try:
-                params = _to_params(message.get("params"), _Params)
-            except msgspec.ValidationError:
-                pass
-            else:
-                update = params.update
-                if type(update) is dict:
-                    self._count_raw(message)
-                else:
-                    kind = type(update)
-                    self._typed_kinds[kind] = self._typed_kinds.get(kind, 0) + 1
-                return self.connection.receive_update(params, line=line)
         if direction == "incoming" and isinstance(message, dict):
             self._count_raw(message)
         if self.version is None:

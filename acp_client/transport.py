@@ -503,13 +503,7 @@ class AgentConnection:
             name=name, version=version, protocol_version=protocol_version, capabilities=capabilities
         )
         self._initialize_id = sent.request_id
-        self._initialize_params = msgspec.to_builtins(
-            s.InitializeRequest(
-                protocol_version=protocol_version,
-                info=s.Implementation(name=name, version=version),
-                capabilities=capabilities if capabilities is not None else s.ClientCapabilities(),
-            )
-        )
+        self._initialize_params = _PLAIN.decode(sent.data)["params"]
         return await self._await_response("initialize", sent.request_id, sent.data)
 
     async def new_session(self, cwd: str, *, mcp_servers: Sequence[Any] = ()) -> str:

@@ -1234,3 +1234,13 @@ def test_events_of_sends_are_kept_for_the_caller() -> None:
     assert [type(e) for e in events] == [SessionCreated, PromptSent, CancelRequested]
     assert events[1].request_id == request_id
     assert conn.take_sent_events() == []
+
+
+def test_result_that_does_not_fit_its_method_is_an_invalid_result_diagnostic() -> None:
+    from acp_client import Connection
+
+    conn = Connection()
+    request_id, _ = conn.send_new_session("/work")
+    conn.receive_data(b'{"jsonrpc":"2.0","id":%d,"result":{"noSessionId":true}}\n' % request_id)
+    assert [d.code for d in conn.diagnostics] == ["invalid-result"]
+    assert conn.sessions == {}
