@@ -24,6 +24,8 @@ or order, and completion is the session's ``idle`` state, never the response.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import groupby
+from operator import attrgetter
 from typing import Any, Literal, NamedTuple
 
 import msgspec
@@ -52,6 +54,14 @@ Direction = Literal["incoming", "outgoing"]
 _FAST_DECODE = msgspec.json.Decoder(_FastUpdate).decode
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError)
 _UPDATE_PARAMS = s.UpdateSessionNotification
+_SESSION_ID_OF = attrgetter("session_id")
+
+
+def _runs_by_session(
+    params: list[s.UpdateSessionNotification],
+) -> list[tuple[str, list[s.UpdateSessionNotification]]]:
+    """Consecutive params for the same session, grouped: ``[(session_id, [params...])]``."""
+    return [(sid, list(group)) for sid, group in groupby(params, _SESSION_ID_OF)]
 
 
 class SentRequest(NamedTuple):
@@ -253,21 +263,27 @@ class Connection:
             for line in lines:
                 self._one_line(line, events)
             return events
+        if not decoded:
+            return events
         sessions = self._sessions
-        append = events.append
-        for message in decoded:
-            params = message.params
-            session = sessions.get(params.session_id)
-            if session is None or session.closed:
-                self._apply_update(params, events)
-                continue
-            update = params.update
-            session._ordinal += 1
-            handler = session._handlers.get(type(update))
-            append(handler(update) if handler is not None else session._unknown_update(update))
-            if session.side_events:
-                events.extend(session.side_events)
-                session.side_events.clear()
+        params = [message.params for message in decoded]
+        session_ids = [p.session_id for p in params]
+        if session_ids.count(session_ids[0]) == len(params):
+            runs: Iterable[tuple[str, list[s.UpdateSessionNotification]]] = (
+                (session_ids[0], params),
+            )
+        else:
+            runs = _runs_by_session(params)
+        for session_id, run in runs:
+            session = sessions.get(session_id)
+            if session is None:
+                self._apply_update(run.pop(0), events)  # creates the session
+                session = sessions[session_id]
+            if session.closed:
+                for one in run:
+                    self._apply_update(one, events)
+            else:
+                session._apply_run(run, events)
         return events
 
     def _one_line(self, line: bytes | LineTooLong, events: list[ev.Event]) -> None:

@@ -27,7 +27,10 @@ nothing accumulated is ever copied, and snapshots are taken only on demand.
 
 from __future__ import annotations
 
+import binascii
 from collections.abc import Callable, Mapping
+from functools import partial
+from itertools import groupby
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -60,6 +63,16 @@ _ACTIVE = frozenset({"running", "requires_action"})
 _KNOWN_STATES = frozenset({"running", "idle", "requires_action"})
 
 
+# The hot path's constants (see Session._apply_run).
+_AGENT_CHUNK = s.AgentMessageChunk
+_THOUGHT_CHUNK = s.AgentThoughtChunk
+_TERMINAL_CHUNK = s.TerminalOutputChunk
+_TEXT = s.TextContent
+_CHUNK_APPENDED = ev.MessageChunkAppended
+_OUTPUT_APPENDED = ev.TerminalOutputAppended
+_B64DECODE = partial(binascii.a2b_base64, strict_mode=True)
+
+
 class Session:
     """Conversation state of one ACP session, and the reducer that keeps it.
 
@@ -81,6 +94,58 @@ class Session:
         >>> session.message("agent", "m1").text()
         'Hi'
     """
+
+    # Slots: CPython's attribute caches stop working on a plain instance dict of more than
+    # 30 keys, and every update reads several of these.
+    __slots__ = (
+        "__weakref__",
+        "_agent",
+        "_awaiting_echo",
+        "_background_reported",
+        "_compactions",
+        "_completed",
+        "_handlers",
+        "_messages",
+        "_notices",
+        "_ordinal",
+        "_plans",
+        "_previous",
+        "_previous_side",
+        "_terminals",
+        "_thought",
+        "_timeline",
+        "_tool_calls",
+        "_turn_start_index",
+        "_unknown",
+        "_unretained",
+        "_user",
+        "_work_start",
+        "announced",
+        "available_commands",
+        "background",
+        "cancel_requested",
+        "closed",
+        "commands_updates",
+        "config_options",
+        "config_updates",
+        "created_by_new",
+        "diagnostics",
+        "lifecycle",
+        "line",
+        "permissions",
+        "prompts",
+        "prompts_by_message",
+        "protocol_version",
+        "session_id",
+        "session_info",
+        "side_events",
+        "state",
+        "state_updates",
+        "terminal_limit",
+        "unretained_plans",
+        "unretained_terminals",
+        "usage",
+    )
 
     def __init__(
         self,
@@ -239,6 +304,94 @@ class Session:
         if handler is None:
             return self._unknown_update(update)
         return handler(update)
+
+    def _apply_run(self, params: list[Any], events: list[ev.Event]) -> None:
+        """Apply decoded ``session/update`` params (all for this session) in order.
+
+        One event per update is appended to ``events``. The connection's hot path: a run
+        of consecutive chunks of one kind for one message or terminal is applied in one
+        step (see :meth:`_chunk_run` and :meth:`_terminal_run`), with exactly the state
+        and events that applying them one by one gives; everything else goes through the
+        per-update handlers.
+        """
+        append = events.append
+        handlers = self._handlers
+        side = self.side_events
+        for cls, group in groupby([p.update for p in params], type):
+            if cls is _AGENT_CHUNK or cls is _THOUGHT_CHUNK or cls is _TERMINAL_CHUNK:
+                run = list(group)
+                if len(run) > 1:
+                    if cls is _TERMINAL_CHUNK:
+                        run = self._terminal_run(run, events)
+                    else:
+                        run = self._chunk_run(cls, run, events)
+                group = iter(run)
+            handler = handlers.get(cls)
+            for update in group:
+                self._ordinal += 1
+                append(handler(update) if handler is not None else self._unknown_update(update))
+                if side:
+                    events.extend(side)
+                    side.clear()
+
+    def _chunk_run(self, cls: type[Any], run: list[Any], events: list[ev.Event]) -> list[Any]:
+        """Apply a run of agent or thought chunks at once; return what is left to apply.
+
+        Taken only when every chunk names the same existing message and none has
+        ``_meta``; the first chunk of a new message is left to its handler, which creates
+        the message. Otherwise the whole run is returned for the handlers.
+        """
+        role: Role = "agent" if cls is _AGENT_CHUNK else "thought"
+        messages = self._agent if cls is _AGENT_CHUNK else self._thought
+        message_ids = [u.message_id for u in run]
+        message_id = message_ids[0]
+        msg = messages.get(message_id)
+        if msg is None:
+            # The first chunk creates the message (and its timeline entry).
+            self._ordinal += 1
+            events.append(self._chunk_slow(role, run[0]))
+            msg = messages[message_id]
+            run, message_ids = run[1:], message_ids[1:]
+        n = len(run)
+        if n == 0 or message_ids.count(message_id) != n or [u.meta for u in run].count(UNSET) != n:
+            return run
+        blocks = [u.content for u in run]
+        # Plain text is stored compactly (see ``compact``).
+        msg._content += [
+            b.text
+            if type(b) is _TEXT and b.annotations is UNSET and b.meta is UNSET and b.extra is UNSET
+            else b
+            for b in blocks
+        ]
+        self._ordinal += n
+        msg.last_changed = self._ordinal
+        sid = self.session_id
+        events += [_CHUNK_APPENDED(sid, role, message_id, b, False) for b in blocks]
+        return []
+
+    def _terminal_run(self, run: list[Any], events: list[ev.Event]) -> list[Any]:
+        """Apply a run of output chunks for one terminal at once; return what is left.
+
+        Taken only for an existing terminal without a retention limit, when every chunk
+        decodes; the bytes are appended in one piece. Otherwise the run is returned for
+        the handler (which reports each bad chunk on its own).
+        """
+        terminal_ids = [u.terminal_id for u in run]
+        terminal_id = terminal_ids[0]
+        term = self._terminals.get(terminal_id)
+        n = len(run)
+        if term is None or term.limit is not None or terminal_ids.count(terminal_id) != n:
+            return run
+        try:
+            pieces = list(map(_B64DECODE, [u.data for u in run]))
+        except (binascii.Error, TypeError):
+            return run
+        term.append(b"".join(pieces))
+        self._ordinal += n
+        term.last_changed = self._ordinal
+        sid = self.session_id
+        events += [_OUTPUT_APPENDED(sid, terminal_id, data, False) for data in pieces]
+        return []
 
     def _note(
         self, code: str, message: str, severity: Literal["warning", "error"] = "warning"

@@ -1,0 +1,164 @@
+"""The connection's hot path applies a read exactly as one update at a time would.
+
+``Connection.receive_data`` decodes a whole read in one pass and applies runs of
+consecutive chunks for one message or terminal in one step (``Session._apply_run``).
+``Connection.receive_line`` takes the general path: one line, one decode, one handler. For
+any stream of updates, in any reads, both must give the same events, in the same order,
+the same snapshot and the same diagnostics.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import msgspec
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from acp_client import Connection
+from acp_client.testing.strategies import byte_stream_splits, updates
+
+#: The kinds the hot path batches, drawn more often so that runs form.
+HOT = ["agent_message_chunk", "agent_thought_chunk", "terminal_output_chunk"]
+
+
+def _line(session_id: str, update: dict[str, Any]) -> bytes:
+    return msgspec.json.encode(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": session_id, "update": update},
+        }
+    )
+
+
+@st.composite
+def _segment(draw: st.DrawFn, sessions: list[str]) -> list[bytes]:
+    """One update, or a run of 2-8 chunks of one kind for one id (some of them odd)."""
+    session_id = draw(st.sampled_from(sessions))
+    if draw(st.booleans()):
+        return [_line(session_id, draw(updates()))]
+    kind = draw(st.sampled_from(HOT))
+    key = "terminalId" if kind == "terminal_output_chunk" else "messageId"
+    ident = draw(st.sampled_from(["t1", "t2"] if key == "terminalId" else ["m1", "m2"]))
+    run = draw(st.lists(updates([kind]), min_size=2, max_size=8))
+    out = []
+    for update in run:
+        update[key] = ident
+        if kind == "terminal_output_chunk" and draw(st.integers(0, 9)) == 0:
+            update["data"] = draw(st.sampled_from(["!!", "QQ", "QUJD=x"]))  # invalid base64
+        out.append(_line(session_id, update))
+    return out
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> list[bytes]:
+    """Lines of ``session/update`` notifications for one or two sessions."""
+    sessions = draw(st.sampled_from([["s1"], ["s1", "s2"]]))
+    segments = draw(st.lists(_segment(sessions), min_size=1, max_size=12))
+    return [line for segment in segments for line in segment]
+
+
+def _outcome(conn: Connection, events: list[Any]) -> tuple[list[str], dict[str, Any], list[Any]]:
+    """Events (as reprs: errors in them compare by identity), snapshot, diagnostics."""
+    snapshot = conn.snapshot()
+    diagnostics = [(d.code, d.message, d.session_id) for d in conn.diagnostics]
+    snapshot.pop("diagnostics", None)
+    return [repr(e) for e in events], snapshot, diagnostics
+
+
+def _connection(prompts: int, **options: Any) -> tuple[Connection, list[Any]]:
+    """A connection with ``prompts`` accepted prompts (user messages m1, m2) on s1."""
+    conn = Connection(**options)
+    events: list[Any] = []
+    for message_id in ["m1", "m2"][:prompts]:
+        rid = conn.send_prompt("s1", "hi").request_id
+        events += conn.receive_line(
+            msgspec.json.encode({"jsonrpc": "2.0", "id": rid, "result": {"messageId": message_id}})
+        )
+    return conn, events
+
+
+def one_at_a_time(lines: list[bytes], prompts: int = 0, **options: Any) -> Any:
+    conn, events = _connection(prompts, **options)
+    for line in lines:
+        events += conn.receive_line(line)
+    return _outcome(conn, events)
+
+
+def in_reads(reads: list[bytes], prompts: int = 0, **options: Any) -> Any:
+    conn, events = _connection(prompts, **options)
+    for read in reads:
+        events += conn.receive_data(read)
+    events += conn.receive_eof()
+    return _outcome(conn, events)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams(), st.sampled_from([None, 3]), st.integers(0, 2))
+def test_one_read_equals_one_line_at_a_time(
+    lines: list[bytes], limit: int | None, prompts: int
+) -> None:
+    """Prompts awaiting their echo (R14, 10.4) make user messages add PromptEchoed."""
+    wire = b"".join(line + b"\n" for line in lines)
+    expected = one_at_a_time(lines, prompts, terminal_limit=limit)
+    assert in_reads([wire], prompts, terminal_limit=limit) == expected
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams().flatmap(lambda lines: st.tuples(st.just(lines), _splits(lines))))
+def test_any_reads_equal_one_line_at_a_time(case: tuple[list[bytes], list[bytes]]) -> None:
+    lines, reads = case
+    assert in_reads(reads) == one_at_a_time(lines)
+
+
+def _splits(lines: list[bytes]) -> st.SearchStrategy[list[bytes]]:
+    return byte_stream_splits(b"".join(line + b"\n" for line in lines))
+
+
+def test_a_run_of_chunks_is_one_event_each_in_order() -> None:
+    """Spec 3.2/R4: a chunk appends one block; ten chunks in one read are ten events."""
+    words = [f"w{i} " for i in range(10)]
+    lines = [
+        _line(
+            "s1",
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "m1",
+                "content": {"type": "text", "text": word},
+            },
+        )
+        for word in words
+    ]
+    conn = Connection()
+    events = conn.receive_data(b"".join(line + b"\n" for line in lines))
+    chunk_events = [e for e in events if type(e).__name__ == "MessageChunkAppended"]
+    assert [e.block.text for e in chunk_events] == words
+    assert [e.created for e in chunk_events] == [True] + [False] * 9
+    message = conn.session("s1").message("agent", "m1")
+    assert message.text() == "".join(words)
+    assert message.last_changed == conn.session("s1").ordinal == 10
+
+
+def test_a_run_of_terminal_chunks_appends_each_piece() -> None:
+    """Spec 8 (R27): each chunk is decoded on its own and its bytes appended in order."""
+    pieces = [b"caf\xc3", b"\xa9 ", b"ok\n"]
+    updates_ = [
+        {"sessionUpdate": "terminal_update", "terminalId": "t1"},
+        *[
+            {
+                "sessionUpdate": "terminal_output_chunk",
+                "terminalId": "t1",
+                "data": base64.b64encode(p).decode(),
+            }
+            for p in pieces
+        ],
+    ]
+    conn = Connection()
+    events = conn.receive_data(b"".join(_line("s1", u) + b"\n" for u in updates_))
+    appended = [e for e in events if type(e).__name__ == "TerminalOutputAppended"]
+    assert [e.data for e in appended] == pieces
+    terminal = conn.session("s1").terminals["t1"]
+    assert terminal.output == b"caf\xc3\xa9 ok\n"
+    assert terminal.text() == "café ok\n"
