@@ -52,6 +52,7 @@ __all__ = ["Connection", "Direction", "SentRequest"]
 
 Direction = Literal["incoming", "outgoing"]
 _FAST_DECODE = msgspec.json.Decoder(_FastUpdate).decode
+_BATCH_DECODE = msgspec.json.Decoder(list[tuple[_FastUpdate]]).decode
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError)
 _UPDATE_PARAMS = s.UpdateSessionNotification
 _SESSION_ID_OF = attrgetter("session_id")
@@ -254,19 +255,30 @@ class Connection:
         events: list[ev.Event] = []
         if self.line is not None:
             self._forget_lines()
-        lines = self._lines.feed(data)
-        try:
-            # The common read holds only session/update lines: decode them all in one
-            # C-driven pass, then apply them in order.
-            decoded = list(map(_FAST_DECODE, lines))  # type: ignore[arg-type]
-        except _FAST_ERRORS:
-            for line in lines:
+        body = self._lines.feed_block(data)
+        if body is None:  # a line may be over the limit: the line-by-line framer decides
+            for line in self._lines.feed(data):
                 self._one_line(line, events)
             return events
-        if not decoded:
+        if not body:
+            return events
+        # The common read holds only session/update lines: decode them all in one pass,
+        # each line wrapped in a one-item array, then apply them in order. A line that is
+        # not exactly one JSON value (nothing, two values, or a message spread over lines)
+        # fails the batch or changes the count of arrays, and the read is taken line by
+        # line. (Only a line crafted to hold "],[" between two values could make up for a
+        # spread message in the same read; either way the updates are the agent's own.)
+        wrapped = body.replace(b"\n", b"],[")
+        try:
+            batch = _BATCH_DECODE(b"[[" + wrapped + b"]]")
+        except _FAST_ERRORS:
+            batch = None
+        if batch is None or len(batch) != (len(wrapped) - len(body)) // 2 + 1:
+            for line in body.split(b"\n"):
+                self._one_line(line, events)
             return events
         sessions = self._sessions
-        params = [message.params for message in decoded]
+        params = [one[0].params for one in batch]
         session_ids = [p.session_id for p in params]
         if session_ids.count(session_ids[0]) == len(params):
             runs: Iterable[tuple[str, list[s.UpdateSessionNotification]]] = (

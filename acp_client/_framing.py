@@ -74,6 +74,29 @@ class LineBuffer:
             self._hold(tail)
         return out
 
+    def feed_block(self, data: bytes) -> bytes | None:
+        r"""Add bytes; return every line they complete as one ``bytes`` (``\n`` between lines).
+
+        The batch form of :meth:`feed`: ``b""`` when no line is complete yet, and ``None``
+        (nothing consumed) when a line could exceed the limit; call :meth:`feed` then.
+        """
+        if self._discarding or self._pending_size + len(data) > self.max_line:
+            return None
+        end = data.rfind(b"\n")
+        if end < 0:
+            self._hold(data)
+            return b""
+        if self._pending:
+            self._pending.append(data[:end])
+            body = b"".join(self._pending)
+            self._pending = []
+            self._pending_size = 0
+        else:
+            body = data[:end]
+        if end + 1 < len(data):
+            self._hold(data[end + 1 :])
+        return body
+
     def _hold(self, rest: bytes) -> None:
         if self._discarding:
             self._discarding += len(rest)
