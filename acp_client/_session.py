@@ -30,7 +30,7 @@ from __future__ import annotations
 import binascii
 from collections.abc import Callable, Mapping
 from functools import partial
-from itertools import groupby
+from itertools import groupby, repeat
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -343,30 +343,36 @@ class Session:
         """
         role: Role = "agent" if cls is _AGENT_CHUNK else "thought"
         messages = self._agent if cls is _AGENT_CHUNK else self._thought
-        message_ids = [u.message_id for u in run]
-        message_id = message_ids[0]
+        message_id = run[0].message_id
         msg = messages.get(message_id)
         if msg is None:
             # The first chunk creates the message (and its timeline entry).
             self._ordinal += 1
             events.append(self._chunk_slow(role, run[0]))
             msg = messages[message_id]
-            run, message_ids = run[1:], message_ids[1:]
+            run = run[1:]
         n = len(run)
-        if n == 0 or message_ids.count(message_id) != n or [u.meta for u in run].count(UNSET) != n:
+        # Every chunk names this message and none has _meta:
+        if n == 0 or [u.message_id for u in run if u.meta is UNSET].count(message_id) != n:
             return run
         blocks = [u.content for u in run]
-        # Plain text is stored compactly (see ``compact``).
-        msg._content += [
+        texts = [
             b.text
-            if type(b) is _TEXT and b.annotations is UNSET and b.meta is UNSET and b.extra is UNSET
-            else b
             for b in blocks
+            if type(b) is _TEXT and b.annotations is UNSET and b.meta is UNSET and b.extra is UNSET
         ]
+        # Plain text is stored compactly (see ``compact``).
+        msg._content += texts if len(texts) == n else map(compact, blocks)
         self._ordinal += n
         msg.last_changed = self._ordinal
-        sid = self.session_id
-        events += [_CHUNK_APPENDED(sid, role, message_id, b, False) for b in blocks]
+        events += map(
+            _CHUNK_APPENDED,
+            repeat(self.session_id, n),
+            repeat(role, n),
+            repeat(message_id, n),
+            blocks,
+            repeat(False, n),
+        )
         return []
 
     def _terminal_run(self, run: list[Any], events: list[ev.Event]) -> list[Any]:
@@ -389,8 +395,13 @@ class Session:
         term.append(b"".join(pieces))
         self._ordinal += n
         term.last_changed = self._ordinal
-        sid = self.session_id
-        events += [_OUTPUT_APPENDED(sid, terminal_id, data, False) for data in pieces]
+        events += map(
+            _OUTPUT_APPENDED,
+            repeat(self.session_id, n),
+            repeat(terminal_id, n),
+            pieces,
+            repeat(False, n),
+        )
         return []
 
     def _note(

@@ -162,3 +162,47 @@ def test_a_run_of_terminal_chunks_appends_each_piece() -> None:
     terminal = conn.session("s1").terminals["t1"]
     assert terminal.output == b"caf\xc3\xa9 ok\n"
     assert terminal.text() == "café ok\n"
+
+
+def _odd_lines() -> st.SearchStrategy[list[bytes]]:
+    """Lines a read may hold beside updates: framing faults and other messages."""
+    update = _line(
+        "s1",
+        {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "m1",
+            "content": {"type": "text", "text": "x"},
+        },
+    )
+    cut = update.index(b'"params"')
+    return st.lists(
+        st.sampled_from(
+            [
+                [b""],  # blank line
+                [b"  \t"],  # whitespace only
+                [update + b"\r"],  # CRLF
+                [update[:cut], update[cut:]],  # one message spread over two lines
+                [update[:cut] + b",", update[cut:]],
+                [update + b"," + update],  # two values on one line
+                [update + b"],[" + update],
+                [b"[" + update + b"]"],  # a batch
+                [b"not json"],
+                [b'{"jsonrpc":"2.0","id":7,"result":{}}'],  # a response nobody asked for
+                [update.replace(b'"text":"x"', b'"text":"x","extra":1')],  # unknown field
+            ]
+        ),
+        min_size=1,
+        max_size=4,
+    ).map(lambda groups: [line for group in groups for line in group])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams(), _odd_lines(), st.integers(0, 40))
+def test_framing_faults_in_a_read_are_taken_line_by_line(
+    lines: list[bytes], odd: list[bytes], at: int
+) -> None:
+    """1.1/1.8: each line is one message; a bad line is skipped on its own, in any read."""
+    at = min(at, len(lines))
+    mixed = lines[:at] + odd + lines[at:]
+    wire = b"".join(line + b"\n" for line in mixed)
+    assert in_reads([wire]) == one_at_a_time(mixed)
