@@ -113,6 +113,45 @@ def test_any_reads_equal_one_line_at_a_time(case: tuple[list[bytes], list[bytes]
     assert in_reads(reads) == one_at_a_time(lines)
 
 
+def _second_pass(lines: list[bytes], how: str, by_line: bool) -> Any:
+    """Feed ``lines``, then resume with replay (or close s1), then feed them again."""
+    conn = Connection()
+    events: list[Any] = []
+
+    def feed(chunk: list[bytes]) -> None:
+        nonlocal events
+        if by_line:
+            for line in chunk:
+                events += conn.receive_line(line)
+        else:
+            events += conn.receive_data(b"".join(line + b"\n" for line in chunk))
+
+    def answer(rid: int | str) -> None:
+        nonlocal events
+        events += conn.receive_line(
+            msgspec.json.encode({"jsonrpc": "2.0", "id": rid, "result": {}})
+        )
+
+    feed(lines)
+    if how == "replay":
+        rid = conn.send_resume("s1", "/work", replay=True).request_id
+        feed(lines)  # the agent replays its history before answering (12.3)
+        answer(rid)
+    else:
+        answer(conn.send_close("s1").request_id)
+        feed(lines)  # updates after close are applied with a diagnostic (R38)
+    return _outcome(conn, events)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams(), st.sampled_from(["replay", "close"]))
+def test_replayed_history_and_updates_after_close_match_line_at_a_time(
+    lines: list[bytes], how: str
+) -> None:
+    """Replaying history twice (12.3) and a closed session (R38) through the batch path."""
+    assert _second_pass(lines, how, by_line=False) == _second_pass(lines, how, by_line=True)
+
+
 def _splits(lines: list[bytes]) -> st.SearchStrategy[list[bytes]]:
     return byte_stream_splits(b"".join(line + b"\n" for line in lines))
 
