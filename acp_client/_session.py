@@ -463,10 +463,15 @@ class Session:
         block = u.content
         if msg is None or u.meta:
             return self._chunk_slow("agent", u)
-        if type(block) is s.TextContent and not (block.annotations or block.meta or block.extra):
+        if (
+            type(block) is _TEXT
+            and block.annotations is UNSET
+            and block.meta is UNSET
+            and block.extra is UNSET
+        ):
             msg._content.append(block.text)  # plain text is stored compactly
         else:
-            msg._content.append(block)
+            msg._content.append(block)  # as received: an empty or null `_meta` included
         msg.last_changed = self._ordinal
         return ev.MessageChunkAppended(self.session_id, "agent", u.message_id, u.content, False)
 
@@ -475,10 +480,15 @@ class Session:
         block = u.content
         if msg is None or u.meta:
             return self._chunk_slow("thought", u)
-        if type(block) is s.TextContent and not (block.annotations or block.meta or block.extra):
+        if (
+            type(block) is _TEXT
+            and block.annotations is UNSET
+            and block.meta is UNSET
+            and block.extra is UNSET
+        ):
             msg._content.append(block.text)  # plain text is stored compactly
         else:
-            msg._content.append(block)
+            msg._content.append(block)  # as received: an empty or null `_meta` included
         msg.last_changed = self._ordinal
         return ev.MessageChunkAppended(self.session_id, "thought", u.message_id, u.content, False)
 

@@ -245,3 +245,20 @@ def test_framing_faults_in_a_read_are_taken_line_by_line(
     mixed = lines[:at] + odd + lines[at:]
     wire = b"".join(line + b"\n" for line in mixed)
     assert in_reads([wire]) == one_at_a_time(mixed)
+
+
+def test_a_later_chunk_keeps_an_empty_or_null_block_meta_as_received() -> None:
+    """SNAPSHOT.md: content blocks exactly as received (found by the property above)."""
+    blocks = [
+        {"type": "text", "text": "a"},
+        {"type": "text", "text": "b", "_meta": {}},
+        {"type": "text", "text": "c", "_meta": None},
+        {"type": "text", "text": "d"},
+    ]
+    lines = [
+        _line("s1", {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": block})
+        for block in blocks
+    ]
+    for outcome in (one_at_a_time(lines), in_reads([b"".join(x + b"\n" for x in lines)])):
+        message = outcome[1]["sessions"][0]["timeline"][0]
+        assert message["content"] == blocks
