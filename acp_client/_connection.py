@@ -257,8 +257,7 @@ class Connection:
             self._forget_lines()
         body = self._lines.feed_block(data)
         if body is None:  # a line may be over the limit: the line-by-line framer decides
-            for line in self._lines.feed(data):
-                self._one_line(line, events)
+            self._receive_lines(self._lines.feed(data), events)
             return events
         if not body:
             return events
@@ -274,11 +273,34 @@ class Connection:
         except _FAST_ERRORS:
             batch = None
         if batch is None or len(batch) != (len(wrapped) - len(body)) // 2 + 1:
-            for line in body.split(b"\n"):
-                self._one_line(line, events)
-            return events
-        sessions = self._sessions
-        params = [one[0].params for one in batch]
+            self._receive_lines(body.split(b"\n"), events)
+        else:
+            self._apply_params([one[0].params for one in batch], events)
+        return events
+
+    def _receive_lines(self, lines: Iterable[bytes | LineTooLong], events: list[ev.Event]) -> None:
+        """Take lines one by one; consecutive ``session/update`` lines are applied together."""
+        params: list[s.UpdateSessionNotification] = []
+        for line in lines:
+            try:
+                params.append(_FAST_DECODE(line).params)  # type: ignore[arg-type]
+                continue
+            except _FAST_ERRORS:
+                pass
+            if params:
+                self._apply_params(params, events)
+                params = []
+            if type(line) is not bytes:
+                self._line_too_long(line, events)  # type: ignore[arg-type]
+            elif line.strip():
+                self._receive_line(line, events)
+        if params:
+            self._apply_params(params, events)
+
+    def _apply_params(
+        self, params: list[s.UpdateSessionNotification], events: list[ev.Event]
+    ) -> None:
+        """Apply decoded ``session/update`` params in order, a session's run at a time."""
         session_ids = [p.session_id for p in params]
         if session_ids.count(session_ids[0]) == len(params):
             runs: Iterable[tuple[str, list[s.UpdateSessionNotification]]] = (
@@ -286,6 +308,7 @@ class Connection:
             )
         else:
             runs = _runs_by_session(params)
+        sessions = self._sessions
         for session_id, run in runs:
             session = sessions.get(session_id)
             if session is None:
@@ -296,18 +319,6 @@ class Connection:
                     self._apply_update(one, events)
             else:
                 session._apply_run(run, events)
-        return events
-
-    def _one_line(self, line: bytes | LineTooLong, events: list[ev.Event]) -> None:
-        try:
-            params = _FAST_DECODE(line).params  # type: ignore[arg-type]
-        except _FAST_ERRORS:
-            if type(line) is not bytes:
-                self._line_too_long(line, events)  # type: ignore[arg-type]
-            elif line.strip():
-                self._receive_line(line, events)
-            return
-        self._apply_update(params, events)
 
     def _forget_lines(self) -> None:
         """Leaving log replay for live bytes: diagnostics no longer have a log line."""
