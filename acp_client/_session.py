@@ -71,6 +71,7 @@ _TEXT = s.TextContent
 _CHUNK_APPENDED = ev.MessageChunkAppended
 _OUTPUT_APPENDED = ev.TerminalOutputAppended
 _B64DECODE = partial(binascii.a2b_base64, strict_mode=True)
+_RUNS = frozenset({_AGENT_CHUNK, _THOUGHT_CHUNK, _TERMINAL_CHUNK})
 
 
 class Session:
@@ -318,7 +319,7 @@ class Session:
         handlers = self._handlers
         side = self.side_events
         for cls, group in groupby([p.update for p in params], type):
-            if cls is _AGENT_CHUNK or cls is _THOUGHT_CHUNK or cls is _TERMINAL_CHUNK:
+            if cls in _RUNS:
                 run = list(group)
                 if len(run) > 1:
                     if cls is _TERMINAL_CHUNK:
