@@ -77,8 +77,9 @@ class LineBuffer:
     def feed_block(self, data: bytes) -> bytes | None:
         r"""Add bytes; return every line they complete as one ``bytes`` (``\n`` between lines).
 
-        The batch form of :meth:`feed`: ``b""`` when no line is complete yet, and ``None``
-        (nothing consumed) when a line could exceed the limit; call :meth:`feed` then.
+        The batch form of :meth:`feed`: ``b""`` when no line is complete yet (or the one
+        completed line is empty), and ``None`` (nothing consumed) when a line could exceed
+        the limit; call :meth:`feed` then.
         """
         if self._discarding or self._pending_size + len(data) > self.max_line:
             return None

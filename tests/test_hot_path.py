@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acp_client import Connection
+from acp_client._framing import LineBuffer
 from acp_client.testing.strategies import byte_stream_splits, updates
 
 #: The kinds the hot path batches, drawn more often so that runs form.
@@ -262,3 +263,30 @@ def test_a_later_chunk_keeps_an_empty_or_null_block_meta_as_received() -> None:
     for outcome in (one_at_a_time(lines), in_reads([b"".join(x + b"\n" for x in lines)])):
         message = outcome[1]["sessions"][0]["timeline"][0]
         assert message["content"] == blocks
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=8),
+    st.data(),
+    st.sampled_from([4, 16, 1 << 20]),
+)
+def test_feed_block_gives_the_lines_feed_gives(
+    lines: list[bytes], data: st.DataObject, limit: int
+) -> None:
+    """1.1: the batch framer hands out the same lines, or defers to ``feed`` near the limit."""
+    wire = b"".join(line + b"\n" for line in lines) + data.draw(st.binary(max_size=5))
+    reads = data.draw(byte_stream_splits(wire)) if wire else []
+    by_line, by_block = LineBuffer(limit), LineBuffer(limit)
+    expected: list[Any] = []
+    got: list[Any] = []
+    for read in reads:
+        expected += by_line.feed(read)
+        body = by_block.feed_block(read)
+        if body is None:
+            got += by_block.feed(read)
+        elif body or read.rfind(b"\n") >= 0:
+            got += body.split(b"\n")
+    expected += by_line.flush()
+    got += by_block.flush()
+    assert [repr(x) for x in got] == [repr(x) for x in expected]
