@@ -353,10 +353,10 @@ class Session:
             msg = messages[message_id]
             run = run[1:]
         n = len(run)
-        # Every chunk names this message and none has _meta:
-        if n == 0 or [u.message_id for u in run if u.meta is UNSET].count(message_id) != n:
+        # Taken when every chunk names this message and none has _meta:
+        blocks = [u.content for u in run if u.message_id == message_id and u.meta is UNSET]
+        if n == 0 or len(blocks) != n:
             return run
-        blocks = [u.content for u in run]
         texts = [
             b.text
             for b in blocks
