@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import msgspec
 from hypothesis import HealthCheck, given, settings
 
 from acp_client import Connection
@@ -61,3 +62,32 @@ def _diff(a: Any, b: Any, path: str = "$") -> list[str]:
             for line in _diff(x, y, f"{path}[{i}]")
         ]
     return [] if a == b else [f"{path}: {a!r} != {b!r}"]
+
+
+def reduce_with_reads(conversation: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The agent's consecutive messages as one read of wire bytes (the batch hot path)."""
+    conn = Connection(live=False)
+    pending: list[bytes] = []
+
+    def flush() -> None:
+        if pending:
+            conn.receive_data(b"".join(pending))
+            pending.clear()
+
+    for direction, message in copy.deepcopy(conversation):
+        if direction == "incoming":
+            pending.append(msgspec.json.encode(message) + b"\n")
+        else:
+            flush()
+            conn.receive_message(message, direction)
+    flush()
+    snapshot = conn.snapshot()
+    snapshot["diagnostics"] = []
+    return snapshot
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conversations())
+def test_agent_bytes_in_reads_match_reference_model(conversation: list[tuple[str, Any]]) -> None:
+    ours, reference = reduce_with_reads(conversation), reduce_with_model(conversation)
+    assert ours == reference, "\n".join(_diff(ours, reference))
