@@ -459,11 +459,14 @@ class Session:
         msg.last_changed = self._ordinal
         return ev.MessageChunkAppended(self.session_id, role, u.message_id, u.content, created)
 
-    def _agent_chunk(self, u: s.ContentChunk) -> ev.Event:
-        msg = self._agent.get(u.message_id)
+    def _text_chunk(
+        self, role: Role, messages: dict[str, MessageState], u: s.ContentChunk
+    ) -> ev.Event:
+        """An agent or thought chunk, one at a time (runs go through :meth:`_chunk_run`)."""
+        msg = messages.get(u.message_id)
         block = u.content
         if msg is None or u.meta:
-            return self._chunk_slow("agent", u)
+            return self._chunk_slow(role, u)
         if (
             type(block) is _TEXT
             and block.annotations is UNSET
@@ -474,24 +477,13 @@ class Session:
         else:
             msg._content.append(block)  # as received: an empty or null `_meta` included
         msg.last_changed = self._ordinal
-        return ev.MessageChunkAppended(self.session_id, "agent", u.message_id, u.content, False)
+        return _CHUNK_APPENDED(self.session_id, role, u.message_id, block, False)
+
+    def _agent_chunk(self, u: s.ContentChunk) -> ev.Event:
+        return self._text_chunk("agent", self._agent, u)
 
     def _thought_chunk(self, u: s.ContentChunk) -> ev.Event:
-        msg = self._thought.get(u.message_id)
-        block = u.content
-        if msg is None or u.meta:
-            return self._chunk_slow("thought", u)
-        if (
-            type(block) is _TEXT
-            and block.annotations is UNSET
-            and block.meta is UNSET
-            and block.extra is UNSET
-        ):
-            msg._content.append(block.text)  # plain text is stored compactly
-        else:
-            msg._content.append(block)  # as received: an empty or null `_meta` included
-        msg.last_changed = self._ordinal
-        return ev.MessageChunkAppended(self.session_id, "thought", u.message_id, u.content, False)
+        return self._text_chunk("thought", self._thought, u)
 
     def _user_chunk(self, u: s.ContentChunk) -> ev.Event:
         return self._chunk_slow("user", u)
