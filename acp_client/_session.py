@@ -357,12 +357,12 @@ class Session:
         blocks = [u.content for u in run if u.message_id == message_id and u.meta is UNSET]
         if n == 0 or len(blocks) != n:
             return run
+        # Plain text is stored compactly: ``compact``'s test, inline for a whole run.
         texts = [
             b.text
             for b in blocks
             if type(b) is _TEXT and b.annotations is UNSET and b.meta is UNSET and b.extra is UNSET
         ]
-        # Plain text is stored compactly (see ``compact``).
         msg._content += texts if len(texts) == n else map(compact, blocks)
         self._ordinal += n
         msg.last_changed = self._ordinal
@@ -467,15 +467,7 @@ class Session:
         block = u.content
         if msg is None or u.meta:
             return self._chunk_slow(role, u)
-        if (
-            type(block) is _TEXT
-            and block.annotations is UNSET
-            and block.meta is UNSET
-            and block.extra is UNSET
-        ):
-            msg._content.append(block.text)  # plain text is stored compactly
-        else:
-            msg._content.append(block)  # as received: an empty or null `_meta` included
+        msg._content.append(compact(block))
         msg.last_changed = self._ordinal
         return _CHUNK_APPENDED(self.session_id, role, u.message_id, block, False)
 
