@@ -202,6 +202,15 @@ def _wire_name(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+Extra = Annotated[dict[str, Any], Meta(min_length=1, max_length=0)]
+"""Unknown fields as received, in :attr:`Wire.extra`.
+
+The constraint no object meets keeps the typed decoder from filling the holder from a wire
+key spelled like it: such an object fails the typed decode and takes the general path, which
+keeps that key as one more unknown field.
+"""
+
+
 class Wire(
     msgspec.Struct,
     kw_only=True,
@@ -217,7 +226,7 @@ class Wire(
     written back in place by :func:`acp_client.encode`.
     """
 
-    extra: dict[str, Any] | UnsetType = UNSET
+    extra: Extra | UnsetType = UNSET
 
 
 Meta_ = Annotated[dict[str, Any] | None | UnsetType, D]
@@ -1308,7 +1317,7 @@ class _Envelope(
     rename={"extra": EXTRA_KEY},
 ):
     jsonrpc: str = "2.0"
-    extra: dict[str, Any] | UnsetType = UNSET
+    extra: Extra | UnsetType = UNSET
     """Unknown members of the JSON-RPC object itself, kept and written back in place."""
 
 

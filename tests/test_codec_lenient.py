@@ -1772,10 +1772,25 @@ def test_default_on_error_inside_constrained_lists(
     assert decoded is not None
 
 
-def test_unknown_field_named_like_the_extra_holder() -> None:
-    line = notification(
-        {"sessionUpdate": "agent_message", "messageId": "m", "__extra__": {"foo": 1}}
-    )
+@pytest.mark.parametrize("value", [{"foo": 1}, {}, 5, None])
+@pytest.mark.parametrize("where", ["update", "block", "envelope"])
+def test_unknown_field_named_like_the_extra_holder(where: str, value: Any) -> None:
+    # The typed decoder must not take the key for its own holder (it would spread the
+    # object's members in place of the key when encoding).
+    block: dict[str, Any] = {"type": "text", "text": "hi"}
+    update: dict[str, Any] = {"sessionUpdate": "agent_message_chunk", "messageId": "m"}
+    if where == "block":
+        block[s.EXTRA_KEY] = value
+    elif where == "update":
+        update[s.EXTRA_KEY] = value
+    obj: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s", "update": {**update, "content": block}},
+    }
+    if where == "envelope":
+        obj[s.EXTRA_KEY] = value
+    line = json.dumps(obj)
     message, _ = decode(line)
     assert_reencodes_exactly(line, message)
 
@@ -1783,9 +1798,9 @@ def test_unknown_field_named_like_the_extra_holder() -> None:
 @pytest.mark.parametrize(
     "update",
     [
-        {"sessionUpdate": "agent_message", "messageId": "m", "_meta": {"__extra__": {"a": 1}}},
-        tool(rawInput={"__extra__": {"a": 1}}, other=1),
-        {"sessionUpdate": "_custom", "__extra__": {"a": 1}},
+        {"sessionUpdate": "agent_message", "messageId": "m", "_meta": {s.EXTRA_KEY: {"a": 1}}},
+        tool(rawInput={s.EXTRA_KEY: {"a": 1}}, other=1),
+        {"sessionUpdate": "_custom", s.EXTRA_KEY: {"a": 1}},
     ],
 )
 def test_raw_values_with_an_extra_key_survive(update: dict[str, Any]) -> None:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from acp_client import Connection
 from acp_client._framing import LineBuffer
+from acp_client.schema import EXTRA_KEY
 from acp_client.testing.strategies import byte_stream_splits, updates
 
 #: The kinds the hot path batches, drawn more often so that runs form.
@@ -255,6 +256,22 @@ def test_a_later_chunk_keeps_an_empty_or_null_block_meta_as_received() -> None:
         {"type": "text", "text": "b", "_meta": {}},
         {"type": "text", "text": "c", "_meta": None},
         {"type": "text", "text": "d"},
+    ]
+    lines = [
+        _line("s1", {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": block})
+        for block in blocks
+    ]
+    for outcome in (one_at_a_time(lines), in_reads([b"".join(x + b"\n" for x in lines)])):
+        message = outcome[1]["sessions"][0]["timeline"][0]
+        assert message["content"] == blocks
+
+
+def test_a_block_field_named_like_the_extra_holder_is_kept_as_received() -> None:
+    """An unknown field is kept raw, even one spelled like acp_client's own holder."""
+    blocks = [
+        {"type": "text", "text": "a"},
+        {"type": "text", "text": "b", EXTRA_KEY: {"x": 1}},
+        {"type": "text", "text": "c", EXTRA_KEY: {}},
     ]
     lines = [
         _line("s1", {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": block})
