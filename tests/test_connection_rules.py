@@ -1063,6 +1063,20 @@ def test_r31_snapshots_during_replay_record_no_completion() -> None:
     assert "excludedFromContext" not in snap["timeline"][0]
 
 
+def test_12_3_a_replay_does_not_carry_over_a_live_refusal_exclusion() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(chunk("user", "u", "hi"), state("running"), chunk("agent", "a", "x"))
+    live.upd(idle("refusal"))
+    assert [e.get("excludedFromContext") for e in live.session()["timeline"]] == [True, True]
+    rid, _ = live.conn.send_resume(SID, "/w")
+    live.upd(chunk("user", "u", "hi"), chunk("agent", "a", "x"), idle("refusal"))
+    live.agent(response(rid, {}))
+    # The replayed state is authoritative; nothing else of the previous generation is
+    # merged in (12.3 step 3), and the replayed idle records no completion (6.3).
+    assert [e.get("excludedFromContext") for e in live.session()["timeline"]] == [None, None]
+
+
 def test_r45_resume_error_after_partial_replay_keeps_both_generations() -> None:
     live, _, _ = _live_with_history()
     rid, _ = live.conn.send_resume(SID, "/w")

@@ -27,7 +27,7 @@ from helpers import (
     text,
     update,
 )
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -1046,8 +1046,22 @@ def _history_of(snap: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _without_exclusion(timeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in e.items() if k != "excludedFromContext"} for e in timeline]
+
+
 @SLOW
 @given(conversations, st.booleans(), st.booleans())
+@example(  # a refusal excluded the user message (found by this property)
+    [
+        chunk("user", "m1", ""),
+        {"sessionUpdate": "state_update", "state": "running"},
+        chunk("user", "m1", ""),
+        {"sessionUpdate": "state_update", "state": "idle", "stopReason": "refusal"},
+    ],
+    False,
+    False,
+)
 def test_full_replay_after_a_live_session_leaves_the_timeline_unchanged(
     convo: list[dict[str, Any]], compact: bool, reset: bool
 ) -> None:
@@ -1097,7 +1111,9 @@ def test_full_replay_after_a_live_session_leaves_the_timeline_unchanged(
     conn.receive_data(b"".join(line(update(u)) for u in history + resume_snapshot))
     conn.receive_data(line(response(rid, {})))
     after = session_snaps(conn)[SID]
-    assert after["timeline"] == before["timeline"]
+    # A live refusal's exclusion marks (R14) are not restored: the replayed state is
+    # authoritative (12.3 step 3) and a replayed idle records nothing (6.3).
+    assert after["timeline"] == _without_exclusion(before["timeline"])
     assert after["unretained"] == []
     if compact:  # the compact history re-sends terminals after the tool calls naming them
         assert _by_id(after)["terminals"] == _by_id(before)["terminals"]
