@@ -52,7 +52,7 @@ __all__ = ["Connection", "Direction", "SentRequest"]
 
 Direction = Literal["incoming", "outgoing"]
 _FAST_DECODE = msgspec.json.Decoder(_FastUpdate).decode
-_BATCH_DECODE = msgspec.json.Decoder(list[tuple[_FastUpdate]]).decode
+_BATCH_DECODE = msgspec.json.Decoder(list[_FastUpdate]).decode
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError)
 _UPDATE_PARAMS = s.UpdateSessionNotification
 _SESSION_ID_OF = attrgetter("session_id")
@@ -261,21 +261,21 @@ class Connection:
             return events
         if not body:
             return events
-        # The common read holds only session/update lines: decode them all in one pass,
-        # each line wrapped in a one-item array, then apply them in order. A line that is
-        # not exactly one JSON value (nothing, two values, or a message spread over lines)
-        # fails the batch or changes the count of arrays, and the read is taken line by
-        # line. (Only a line crafted to hold "],[" between two values could make up for a
-        # spread message in the same read; either way the updates are the agent's own.)
-        wrapped = body.replace(b"\n", b"],[")
+        # The common read holds only session/update lines: decode them all in one pass as
+        # the items of one array (each newline becomes " ,"), then apply them in order. A
+        # line that is not exactly one JSON value (nothing, two values, or a message spread
+        # over lines) fails the batch or changes the count of items, and the read is taken
+        # line by line. (Only a line crafted to hold "},{" between two values could make up
+        # for a spread message in the same read; either way the updates are the agent's own.)
+        wrapped = body.replace(b"\n", b" ,")
         try:
-            batch = _BATCH_DECODE(b"[[" + wrapped + b"]]")
+            batch = _BATCH_DECODE(b"[" + wrapped + b"]")
         except _FAST_ERRORS:
             batch = None
-        if batch is None or len(batch) != (len(wrapped) - len(body)) // 2 + 1:
+        if batch is None or len(batch) != len(wrapped) - len(body) + 1:
             self._receive_lines(body.split(b"\n"), events)
         else:
-            self._apply_params([one[0].params for one in batch], events)
+            self._apply_params([one.params for one in batch], events)
         return events
 
     def _receive_lines(self, lines: Iterable[bytes | LineTooLong], events: list[ev.Event]) -> None:
