@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
-from operator import attrgetter
 from typing import Any, Literal, NamedTuple
 
 import msgspec
@@ -55,14 +54,19 @@ _FAST_DECODE = msgspec.json.Decoder(_FastUpdate).decode
 _BATCH_DECODE = msgspec.json.Decoder(list[_FastUpdate]).decode
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError)
 _UPDATE_PARAMS = s.UpdateSessionNotification
-_SESSION_ID_OF = attrgetter("session_id")
 
 
 def _runs_by_session(
-    params: list[s.UpdateSessionNotification],
-) -> list[tuple[str, list[s.UpdateSessionNotification]]]:
-    """Consecutive params for the same session, grouped: ``[(session_id, [params...])]``."""
-    return [(sid, list(group)) for sid, group in groupby(params, _SESSION_ID_OF)]
+    session_ids: list[str], notes: list[_FastUpdate]
+) -> list[tuple[str, list[_FastUpdate]]]:
+    """Consecutive notifications for the same session, grouped: ``[(session_id, [...])]``."""
+    runs = []
+    start = 0
+    for session_id, group in groupby(session_ids):
+        end = start + sum(1 for _ in group)
+        runs.append((session_id, notes[start:end]))
+        start = end
+    return runs
 
 
 class SentRequest(NamedTuple):
@@ -275,50 +279,47 @@ class Connection:
         if batch is None or len(batch) != len(wrapped) - len(body) + 1:
             self._receive_lines(body.split(b"\n"), events)
         else:
-            self._apply_params([one.params for one in batch], events)
+            self._apply_notes(batch, events)
         return events
 
     def _receive_lines(self, lines: Iterable[bytes | LineTooLong], events: list[ev.Event]) -> None:
         """Take lines one by one; consecutive ``session/update`` lines are applied together."""
-        params: list[s.UpdateSessionNotification] = []
+        notes: list[_FastUpdate] = []
         for line in lines:
             try:
-                params.append(_FAST_DECODE(line).params)  # type: ignore[arg-type]
+                notes.append(_FAST_DECODE(line))  # type: ignore[arg-type]
                 continue
             except _FAST_ERRORS:
                 pass
-            if params:
-                self._apply_params(params, events)
-                params = []
+            if notes:
+                self._apply_notes(notes, events)
+                notes = []
             if type(line) is not bytes:
                 self._line_too_long(line, events)  # type: ignore[arg-type]
             elif line.strip():
                 self._receive_line(line, events)
-        if params:
-            self._apply_params(params, events)
+        if notes:
+            self._apply_notes(notes, events)
 
-    def _apply_params(
-        self, params: list[s.UpdateSessionNotification], events: list[ev.Event]
-    ) -> None:
-        """Apply decoded ``session/update`` params in order, a session's run at a time."""
-        session_ids = [p.session_id for p in params]
-        if session_ids.count(session_ids[0]) == len(params):
-            runs: Iterable[tuple[str, list[s.UpdateSessionNotification]]] = (
-                (session_ids[0], params),
-            )
+    def _apply_notes(self, notes: list[_FastUpdate], events: list[ev.Event]) -> None:
+        """Apply decoded ``session/update`` notifications in order, a session's run at a time."""
+        session_ids = [n.params.session_id for n in notes]
+        if session_ids.count(session_ids[0]) == len(notes):
+            runs: Iterable[tuple[str, list[_FastUpdate]]] = ((session_ids[0], notes),)
         else:
-            runs = _runs_by_session(params)
+            runs = _runs_by_session(session_ids, notes)
         sessions = self._sessions
         for session_id, run in runs:
             session = sessions.get(session_id)
             if session is None:
-                self._apply_update(run.pop(0), events)  # creates the session
+                self._apply_update(run[0].params, events)  # creates the session
                 session = sessions[session_id]
+                run = run[1:]
             if session.closed:
                 for one in run:
-                    self._apply_update(one, events)
-            else:
-                session._apply_run(run, events)
+                    self._apply_update(one.params, events)
+            elif run:
+                session._apply_run([n.params.update for n in run], events)
 
     def _forget_lines(self) -> None:
         """Leaving log replay for live bytes: diagnostics no longer have a log line."""

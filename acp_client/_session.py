@@ -306,8 +306,8 @@ class Session:
             return self._unknown_update(update)
         return handler(update)
 
-    def _apply_run(self, params: list[Any], events: list[ev.Event]) -> None:
-        """Apply decoded ``session/update`` params (all for this session) in order.
+    def _apply_run(self, updates: list[Any], events: list[ev.Event]) -> None:
+        """Apply decoded updates (all for this session) in order.
 
         One event per update is appended to ``events``. The connection's hot path: a run
         of consecutive chunks of one kind for one message or terminal is applied in one
@@ -318,7 +318,7 @@ class Session:
         append = events.append
         handlers = self._handlers
         side = self.side_events
-        for cls, group in groupby([p.update for p in params], type):
+        for cls, group in groupby(updates, type):
             if cls in _RUNS:
                 run = list(group)
                 if len(run) > 1:
