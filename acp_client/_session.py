@@ -338,9 +338,10 @@ class Session:
     def _chunk_run(self, cls: type[Any], run: list[Any], events: list[ev.Event]) -> list[Any]:
         """Apply a run of agent or thought chunks at once; return what is left to apply.
 
-        Taken only when every chunk names the same existing message and none has
-        ``_meta``; the first chunk of a new message is left to its handler, which creates
-        the message. Otherwise the whole run is returned for the handlers.
+        Taken when every chunk names the same existing message and none has ``_meta``;
+        the first chunk of a new message is left to its handler, which creates the
+        message. A run naming several messages is applied a message's part at a time;
+        otherwise (chunk ``_meta``) the run is returned for the handlers.
         """
         role: Role = "agent" if cls is _AGENT_CHUNK else "thought"
         messages = self._agent if cls is _AGENT_CHUNK else self._thought
@@ -356,6 +357,9 @@ class Session:
         # Taken when every chunk names this message and none has _meta:
         blocks = [u.content for u in run if u.message_id == message_id and u.meta is UNSET]
         if n == 0 or len(blocks) != n:
+            ids = [u.message_id for u in run]
+            if n and ids.count(message_id) != n:
+                return self._chunk_runs_by_message(cls, run, ids, events)
             return run
         # Plain text is stored compactly: ``compact``'s test, inline for a whole run.
         texts = [
@@ -374,6 +378,23 @@ class Session:
             blocks,
             repeat(False, n),
         )
+        return []
+
+    def _chunk_runs_by_message(
+        self, cls: type[Any], run: list[Any], ids: list[str], events: list[ev.Event]
+    ) -> list[Any]:
+        """Apply a run of chunks that names several messages, one message's part at a time."""
+        handler = self._handlers[cls]
+        start = 0
+        for _, same in groupby(ids):
+            end = start + sum(1 for _ in same)
+            part = run[start:end]
+            start = end
+            if len(part) > 1:
+                part = self._chunk_run(cls, part, events)
+            for update in part:
+                self._ordinal += 1
+                events.append(handler(update))
         return []
 
     def _terminal_run(self, run: list[Any], events: list[ev.Event]) -> list[Any]:

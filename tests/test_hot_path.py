@@ -182,6 +182,34 @@ def test_a_run_of_chunks_is_one_event_each_in_order() -> None:
     assert message.last_changed == conn.session("s1").ordinal == 10
 
 
+def test_a_run_of_chunks_for_several_messages_fills_each_in_order() -> None:
+    """3.2/R4 per message id: one read holding m1's chunks, then m2's, then m1's again."""
+    plan = [("m1", "a"), ("m1", "b"), ("m2", "c"), ("m2", "d"), ("m2", "e"), ("m1", "f")]
+    lines = [
+        _line(
+            "s1",
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": message_id,
+                "content": {"type": "text", "text": word},
+            },
+        )
+        for message_id, word in plan
+    ]
+    conn = Connection()
+    events = conn.receive_data(b"".join(line + b"\n" for line in lines))
+    chunk_events = [e for e in events if type(e).__name__ == "MessageChunkAppended"]
+    assert [(e.message_id, e.block.text, e.created) for e in chunk_events] == [
+        (m, w, i in (0, 2)) for i, (m, w) in enumerate(plan)
+    ]
+    session = conn.session("s1")
+    assert session.message("agent", "m1").text() == "abf"
+    assert session.message("agent", "m2").text() == "cde"
+    assert session.message("agent", "m1").last_changed == session.ordinal == 6
+    assert session.message("agent", "m2").last_changed == 5
+    assert in_reads([b"".join(line + b"\n" for line in lines)]) == one_at_a_time(lines)
+
+
 def test_a_run_of_terminal_chunks_appends_each_piece() -> None:
     """Spec 8 (R27): each chunk is decoded on its own and its bytes appended in order."""
     pieces = [b"caf\xc3", b"\xa9 ", b"ok\n"]
