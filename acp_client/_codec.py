@@ -398,7 +398,11 @@ def convert(
 
 
 class _FastUpdate(s.Notification, forbid_unknown_fields=True, kw_only=True):
-    """A ``session/update`` notification decoded in one typed pass (a ``Notification``)."""
+    """A ``session/update`` notification decoded in one typed pass.
+
+    Internal: :class:`Decoder` hands it out as a plain ``Notification`` (same fields), and
+    the connection's hot path takes only its params.
+    """
 
     jsonrpc: Literal["2.0"]
     method: Literal["session/update"]
@@ -406,6 +410,9 @@ class _FastUpdate(s.Notification, forbid_unknown_fields=True, kw_only=True):
 
 
 _FAST = msgspec.json.Decoder(_FastUpdate)
+
+
+_NOTIFICATION = s.Notification
 _PLAIN = msgspec.json.Decoder()
 _INT64 = (-(2**63), 2**63 - 1)
 
@@ -443,9 +450,12 @@ class Decoder:
                 valid ones.
         """
         try:
-            return _FAST.decode(data)
+            message: s.Notification = _FAST.decode(data)
         except (msgspec.ValidationError, msgspec.DecodeError):
             pass
+        else:
+            message.__class__ = _NOTIFICATION  # the same fields: a plain Notification
+            return message
         obj = _parse(data)
         if isinstance(obj, list):
             if not obj:
@@ -465,9 +475,12 @@ class Decoder:
         single -32600 error, and each invalid element of a batch its own error.
         """
         try:
-            return [_FAST.decode(data)]
+            message: s.Notification = _FAST.decode(data)
         except (msgspec.ValidationError, msgspec.DecodeError):
             pass
+        else:
+            message.__class__ = _NOTIFICATION
+            return [message]
         try:
             obj = _parse(data)
         except RemoteProtocolError as exc:

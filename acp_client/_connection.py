@@ -477,8 +477,6 @@ class Connection:
 
     def _dispatch(self, message: s.Message, direction: Direction, events: list[ev.Event]) -> None:
         kind = type(message)
-        if kind is _FastUpdate:
-            kind = s.Notification
         if direction == "incoming":
             if kind is s.Notification:
                 self._incoming_notification(message, events)  # type: ignore[arg-type]

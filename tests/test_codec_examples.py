@@ -1036,3 +1036,22 @@ def test_error_message_names_path_and_code() -> None:
         DECODER.decode(upd('{"sessionUpdate": "tool_call_update"}'))
     assert "$.params.update.toolCallId" in str(info.value)
     assert "-32602" in str(info.value)
+
+
+def test_a_decoded_update_is_a_plain_notification_equal_to_one_built_by_hand() -> None:
+    line = (
+        '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+        '{"sessionUpdate":"agent_message_chunk","messageId":"m",'
+        '"content":{"type":"text","text":"hi"}}}}'
+    )
+    built = s.Notification(
+        method="session/update",
+        params=s.UpdateSessionNotification(
+            session_id="s",
+            update=s.AgentMessageChunk(message_id="m", content=s.TextContent(text="hi")),
+        ),
+    )
+    for decoded in (Decoder().decode(line), Decoder().decode_all(line)[0]):
+        assert type(decoded) is s.Notification
+        assert decoded == built
+        assert repr(decoded).startswith("Notification(")
