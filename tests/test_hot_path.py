@@ -13,6 +13,7 @@ import base64
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -294,30 +295,21 @@ def test_framing_faults_in_a_read_are_taken_line_by_line(
     assert in_reads([wire]) == one_at_a_time(mixed)
 
 
-def test_a_later_chunk_keeps_an_empty_or_null_block_meta_as_received() -> None:
-    """SNAPSHOT.md: content blocks exactly as received (found by the property above)."""
-    blocks = [
-        {"type": "text", "text": "a"},
-        {"type": "text", "text": "b", "_meta": {}},
-        {"type": "text", "text": "c", "_meta": None},
-        {"type": "text", "text": "d"},
-    ]
-    lines = [
-        _line("s1", {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": block})
-        for block in blocks
-    ]
-    for outcome in (one_at_a_time(lines), in_reads([b"".join(x + b"\n" for x in lines)])):
-        message = outcome[1]["sessions"][0]["timeline"][0]
-        assert message["content"] == blocks
-
-
-def test_a_block_field_named_like_the_extra_holder_is_kept_as_received() -> None:
-    """An unknown field is kept raw, even one spelled like acp_client's own holder."""
-    blocks = [
-        {"type": "text", "text": "a"},
-        {"type": "text", "text": "b", EXTRA_KEY: {"x": 1}},
-        {"type": "text", "text": "c", EXTRA_KEY: {}},
-    ]
+@pytest.mark.parametrize(
+    "odd",
+    [
+        # found by the property above: an empty or null block _meta was dropped
+        [{"type": "text", "text": "b", "_meta": {}}, {"type": "text", "text": "c", "_meta": None}],
+        # an unknown field spelled like acp_client's own holder for unknown fields
+        [
+            {"type": "text", "text": "b", EXTRA_KEY: {"x": 1}},
+            {"type": "text", "text": "c", EXTRA_KEY: {}},
+        ],
+    ],
+)
+def test_a_later_chunk_keeps_its_block_as_received(odd: list[dict[str, Any]]) -> None:
+    """SNAPSHOT.md: content blocks exactly as received, on the run path and one at a time."""
+    blocks = [{"type": "text", "text": "a"}, *odd, {"type": "text", "text": "d"}]
     lines = [
         _line("s1", {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": block})
         for block in blocks
