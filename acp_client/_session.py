@@ -803,7 +803,9 @@ class Session:
                         self._exclude_refused()
                     self._check_pending_permissions()
                     self._check_unechoed()
-                    self._turn_start_index = len(self._timeline)
+                # Any idle ends what came before: the next work's prompt is placed after
+                # it (R14 marks from there), also when this idle completed no turn.
+                self._turn_start_index = len(self._timeline)
                 self.cancel_requested = False
             self._work_start = None
         elif new in _ACTIVE and (previous is None or previous == "idle"):
@@ -989,12 +991,26 @@ class Session:
                 if pid not in self._plans:
                     self.unretained_plans[pid] = plan
             self._previous_side = None
-        self._turn_start_index = len(self._timeline)
+        self._settle_turn_start()
         if self.lifecycle == "replaying":
             self.lifecycle = "open"
         if not ok:
             self._note("resume-failed", "session/resume failed after a partial replay (R45)")
         return kept
+
+    def _settle_turn_start(self) -> None:
+        """Where the current work starts, once the state was rebuilt (replay or snapshot).
+
+        When idle (or unknown): after everything. During work: at the last user message,
+        the prompt that started it, so that a later refusal marks from there (R14).
+        """
+        self._turn_start_index = len(self._timeline)
+        if self.state is not None and self.state.state != "idle":
+            for index in range(len(self._timeline) - 1, -1, -1):
+                entry = self._timeline[index]
+                if type(entry) is MessageState and entry.role == "user":
+                    self._turn_start_index = index
+                    break
 
     def __repr__(self) -> str:
         return (

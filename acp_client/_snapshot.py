@@ -290,13 +290,5 @@ def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> 
     if data.get("unretained"):
         scratch = Session(session.session_id)
         session._unretained = [_load_entry(scratch, item) for item in data["unretained"]]
-    session._turn_start_index = len(session._timeline)
-    if session.state is not None and session.state.state != "idle":
-        # The current work started before the snapshot: it is taken to start at the last
-        # user message (the prompt that started it), so a later refusal marks from there.
-        for index in range(len(session._timeline) - 1, -1, -1):
-            entry = session._timeline[index]
-            if type(entry) is MessageState and entry.role == "user":
-                session._turn_start_index = index
-                break
+    session._settle_turn_start()
     return session

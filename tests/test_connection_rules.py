@@ -1077,6 +1077,23 @@ def test_12_3_a_replay_does_not_carry_over_a_live_refusal_exclusion() -> None:
     assert [e.get("excludedFromContext") for e in live.session()["timeline"]] == [None, None]
 
 
+@pytest.mark.parametrize("working", [False, True])
+def test_r14_after_a_replay_a_refusal_marks_from_the_work_in_progress(working: bool) -> None:
+    live = Live()
+    live.new_session()
+    rid, _ = live.conn.send_resume(SID, "/w")
+    current = state("running") if working else idle("end_turn")
+    live.upd(chunk("user", "u0", "old"), chunk("agent", "a0", "ok"), current)
+    live.agent(response(rid, {}))
+    # The replayed history is earlier work, unless the snapshot says work is going on:
+    # then the replayed prompt started it, and the refusal that ends it marks from there.
+    if not working:
+        live.upd(chunk("user", "u1", "new"), state("running"))
+    live.upd(chunk("agent", "a1", "no"), idle("refusal"))
+    flags = [e.get("excludedFromContext") for e in live.session()["timeline"]]
+    assert flags == ([True, True, True] if working else [None, None, True, True])
+
+
 def test_r45_resume_error_after_partial_replay_keeps_both_generations() -> None:
     live, _, _ = _live_with_history()
     rid, _ = live.conn.send_resume(SID, "/w")

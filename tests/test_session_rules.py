@@ -7,6 +7,7 @@ snapshot (SNAPSHOT.md shapes) and on events.
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import pytest
 from helpers import (
@@ -623,6 +624,20 @@ def test_r14_refusal_excludes_the_prompt_and_everything_after_it() -> None:
     }
     assert flags == {"u0": None, "a0": None, "u1": True, "c1": True, "a1": True}
     assert log.session()["completedTurns"] == ["end_turn", "refusal"]
+
+
+@pytest.mark.parametrize("before", [[], [idle("end_turn")]])
+def test_r14_an_idle_that_completed_no_turn_still_ends_the_earlier_work(
+    before: list[dict[str, Any]],
+) -> None:
+    # A log that starts mid-stream: the first idle (from no state, or repeated) records no
+    # turn, but what was placed before it is not part of the work the refusal ends.
+    log = Log()
+    log.upd(*before, chunk("user", "u0", "old"), chunk("agent", "a0", "ok"), idle("end_turn"))
+    log.upd(chunk("user", "u1", "new"), state("running"), chunk("agent", "a1", "no"))
+    log.upd(idle("refusal"))
+    flags = [e.get("excludedFromContext") for e in log.timeline()]
+    assert flags == [None, None, True, True]
 
 
 def test_r14_refusal_of_work_without_a_user_message_excludes_nothing() -> None:

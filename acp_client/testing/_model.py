@@ -720,6 +720,13 @@ class ReferenceModel:
                 s.unretained.append(s.previous[key])
         s.previous = {}
         s.previous_order = []
+        # The replayed history is earlier work, unless work is still going on: then it
+        # started at the last user message, the prompt that a later refusal marks from.
+        s.last_work_end = s.ordinal
+        if s.state is not None and s.state.get("state") != "idle":
+            users = [s.entities[k].first_seen for k in s.timeline if k[:2] == ("message", "user")]
+            if users:
+                s.last_work_end = users[-1] - 1
 
     # -- permissions and cancellation (spec 11) ------------------------------------------
 
@@ -927,6 +934,7 @@ class ReferenceModel:
                 if reason == "refusal":
                     self._exclude_refused(s)
                 s.work_start = None
+            if state == "idle":  # any idle ends what came before (R14 marks after it)
                 s.last_work_end = s.ordinal
             elif state in ("running", "requires_action") and previous in (None, "idle"):
                 s.work_start = s.ordinal
@@ -934,8 +942,8 @@ class ReferenceModel:
             s.cancel_requested = False
 
     def _exclude_refused(self, s: _Session) -> None:
-        # R14, as read here: from the first user message placed since the previous work
-        # ended (the prompt that started this work) to the end of the timeline.
+        # R14, as read here: from the first user message placed since the last idle (the
+        # prompt that started this work) to the end of the timeline.
         marking = False
         for key in s.timeline:
             entity = s.entities[key]
