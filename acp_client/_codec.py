@@ -674,15 +674,27 @@ def _walk(value: Any) -> Any:
 def to_builtins(obj: Any) -> Any:
     """Plain JSON-compatible Python data for a Struct (unknown fields written in place)."""
     if not _EXTRAS.seen:
-        if _EXTRA_MARK not in _ENCODER.encode(obj):
-            return msgspec.to_builtins(obj)
+        try:
+            if _EXTRA_MARK not in _ENCODER.encode(obj):
+                return msgspec.to_builtins(obj)
+        except UnicodeEncodeError:
+            return _walk(obj)  # a lone surrogate (see ``encode``): no JSON to look into
         _EXTRAS.seen = True  # a Struct was built with ``extra`` by hand
     return _walk(obj)
 
 
 def encode(obj: Any) -> bytes:
-    """Compact JSON for a message or any schema Struct, unknown fields written in place."""
-    out = _ENCODER.encode(obj)
+    r"""Compact JSON for a message or any schema Struct, unknown fields written in place.
+
+    A string holding a lone surrogate (JSON allows the escape ``\ud800``, and a lenient
+    reader such as Python's ``json`` keeps it) is written back as that escape.
+    """
+    try:
+        out = _ENCODER.encode(obj)
+    except UnicodeEncodeError:
+        import json
+
+        return json.dumps(_walk(obj), separators=(",", ":")).encode()
     if _EXTRA_MARK in out:
         out = _ENCODER.encode(_walk(obj))
     return out

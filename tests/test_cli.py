@@ -111,6 +111,31 @@ def test_malformed_line_is_a_diagnostic_with_its_line(tmp_path: Path) -> None:
     assert snap["sessions"][0]["timeline"][0]["content"] == [{"type": "text", "text": "hi"}]
 
 
+@pytest.mark.parametrize(
+    "update",
+    [
+        '{"sessionUpdate":"agent_message","messageId":"m",'
+        '"content":[{"type":"text","text":"a\\ud800b"}]}',
+        '{"sessionUpdate":"_x","v":"a\\ud800b"}',
+    ],
+)
+def test_a_lone_surrogate_escape_is_kept_and_written_back_escaped(
+    tmp_path: Path, update: str
+) -> None:
+    # JSON's grammar allows "\ud800" (JSON.stringify writes it for a broken string); a
+    # one-line log read as a document keeps it. The output must not crash on it.
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+        + update
+        + "}}\n"
+    )
+    snap = snapshot_of(str(log))
+    assert "a\\ud800b" in json.dumps(snap["sessions"][0])
+    plain = run_cli("replay", str(log))
+    assert plain.returncode == 0, plain.stderr.decode()
+
+
 HOSTILE = (
     "\x1b[2J\x1b[H\x1b]8;;http://evil.example\x1b\\click\x1b]8;;\x1b\\"
     "\x1b]0;pwned\x07\x1b]52;c;ZXZpbA==\x07\x9b31m\u202eevil\u2066[bold red]markup[/]\x07"

@@ -1055,3 +1055,14 @@ def test_a_decoded_update_is_a_plain_notification_equal_to_one_built_by_hand() -
         assert type(decoded) is s.Notification
         assert decoded == built
         assert repr(decoded).startswith("Notification(")
+
+
+def test_a_lone_surrogate_is_encoded_as_its_escape() -> None:
+    # A lenient JSON reader (Python's json, a log read as one document) keeps "\ud800".
+    block = s.TextContent(text="a\ud800b", meta={"k": "\udc00"})
+    assert encode(block) == b'{"type":"text","text":"a\\ud800b","_meta":{"k":"\\udc00"}}'
+    assert json.loads(encode(block)) == {
+        "type": "text",
+        "text": "a\ud800b",
+        "_meta": {"k": "\udc00"},
+    }

@@ -150,8 +150,14 @@ def dump_json(value: object, *, indent: int | None = None) -> str:
     anyway).
     """
     import json
+    import re
 
-    return json.dumps(value, ensure_ascii=sys.stdout.isatty(), indent=indent)
+    text = json.dumps(value, ensure_ascii=sys.stdout.isatty(), indent=indent)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a lenient read: write its escape
+        text = re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
