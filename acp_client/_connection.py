@@ -568,6 +568,7 @@ class Connection:
         error = message.error if type(message) is s.ErrorResponse else None
         result: Any = None
         if error is None:
+            start = len(self.diagnostics)
             try:
                 result = self._decoder.decode_result(
                     method,
@@ -582,6 +583,8 @@ class Connection:
                     pending.session_id,
                 )
                 result = message.result  # type: ignore[union-attr]
+            if len(self.diagnostics) > start:
+                self._stamp(start, pending.session_id)
         handler = _RESPONSE_HANDLERS.get(method)
         if handler is not None:
             handler(self, rid, pending, result, error, events)

@@ -136,6 +136,19 @@ def test_a_lone_surrogate_escape_is_kept_and_written_back_escaped(
     assert plain.returncode == 0, plain.stderr.decode()
 
 
+def test_a_lenient_fix_in_a_response_result_names_its_line(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        '{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}\n'
+        '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":'
+        '{"sessionUpdate":"tool_call_update","toolCallId":"c","title":5}}}\n'
+        '{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1","configOptions":"bad"}}\n'
+    )
+    snap = snapshot_of(str(log))
+    found = [(d["line"], d["code"], d["message"].split("`")[1]) for d in snap["diagnostics"]]
+    assert found == [(2, "lenient-default", "title"), (3, "lenient-default", "configOptions")]
+
+
 HOSTILE = (
     "\x1b[2J\x1b[H\x1b]8;;http://evil.example\x1b\\click\x1b]8;;\x1b\\"
     "\x1b]0;pwned\x07\x1b]52;c;ZXZpbA==\x07\x9b31m\u202eevil\u2066[bold red]markup[/]\x07"
