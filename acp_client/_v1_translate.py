@@ -116,6 +116,18 @@ def agent_capabilities(v1: JSON) -> dict[str, JSON]:
     return out
 
 
+def _info(v1: dict[str, JSON], v1_key: str) -> JSON:
+    """v2's required ``info``: v1's optional ``clientInfo``/``agentInfo``, else empty names.
+
+    A v1 peer that does not say who it is still speaks valid v1; its ``initialize`` must not
+    turn into an invalid v2 message (whose capabilities would then be lost).
+    """
+    for key in ("info", v1_key):
+        if isinstance(v1.get(key), dict):
+            return v1[key]
+    return {"name": "", "version": ""}
+
+
 def initialize_result(result: dict[str, JSON]) -> dict[str, JSON]:
     """A v1 ``initialize`` result in v2 shape; ``protocolVersion`` is kept as received."""
     out: dict[str, JSON] = {
@@ -123,10 +135,7 @@ def initialize_result(result: dict[str, JSON]) -> dict[str, JSON]:
         for k, v in result.items()
         if k not in ("agentCapabilities", "agentInfo", "capabilities", "info")
     }
-    if isinstance(result.get("info"), dict):
-        out["info"] = result["info"]
-    elif isinstance(result.get("agentInfo"), dict):
-        out["info"] = result["agentInfo"]
+    out["info"] = _info(result, "agentInfo")
     if isinstance(result.get("capabilities"), dict):
         out["capabilities"] = result["capabilities"]
     else:
@@ -141,10 +150,7 @@ def client_initialize_params(params: dict[str, JSON]) -> dict[str, JSON]:
         for k, v in params.items()
         if k not in ("clientCapabilities", "clientInfo", "capabilities", "info")
     }
-    if isinstance(params.get("info"), dict):
-        out["info"] = params["info"]
-    elif isinstance(params.get("clientInfo"), dict):
-        out["info"] = params["clientInfo"]
+    out["info"] = _info(params, "clientInfo")
     if isinstance(params.get("capabilities"), dict):
         out["capabilities"] = params["capabilities"]
         return out

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acp_client import Connection
 from acp_client._v1 import V1Adapter, detect_v1
 from acp_client._v1_gitpatch import git_patch
 
@@ -279,6 +280,21 @@ def test_initialize_translated_to_v2_shape() -> None:
             },
         )
     )
+
+
+def test_initialize_without_client_or_agent_info_is_still_valid_v2() -> None:
+    # v1 makes clientInfo/agentInfo optional, v2 requires `info`: empty names stand in.
+    request = req(0, "initialize", {"protocolVersion": 1})
+    result = {"protocolVersion": 1, "agentCapabilities": {"loadSession": True}}
+    out = run([outg(request), inc(res(0, result))])
+    assert out[0][1]["params"]["info"] == {"name": "", "version": ""}
+    assert out[1][1]["result"]["info"] == {"name": "", "version": ""}
+    conn = Connection(live=False)
+    for direction, message in out:
+        conn.receive_message(message, direction=direction)
+    assert conn.diagnostics == []
+    assert conn.protocol_version == 1
+    assert conn.agent_capabilities is not None
 
 
 @pytest.mark.parametrize(
