@@ -149,6 +149,20 @@ def test_a_lenient_fix_in_a_response_result_names_its_line(tmp_path: Path) -> No
     assert found == [(2, "lenient-default", "title"), (3, "lenient-default", "configOptions")]
 
 
+def test_a_number_beyond_a_double_is_read_and_written_as_null(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+        '{"sessionUpdate":"state_update","state":"running"}}}\n'
+        '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+        '{"sessionUpdate":"tool_call_update","toolCallId":"c","rawInput":{"x":1e400}}}}\n'
+    )
+    snap = snapshot_of(str(log))  # strict JSON: json.loads would take Infinity too, so:
+    assert run_cli("replay", "--json", str(log)).stdout.count(b"Infinity") == 0
+    assert snap["sessions"][0]["timeline"][0]["rawInput"] == {"x": None}
+    assert snap["diagnostics"] == []
+
+
 HOSTILE = (
     "\x1b[2J\x1b[H\x1b]8;;http://evil.example\x1b\\click\x1b]8;;\x1b\\"
     "\x1b]0;pwned\x07\x1b]52;c;ZXZpbA==\x07\x9b31m\u202eevil\u2066[bold red]markup[/]\x07"

@@ -130,6 +130,23 @@ def test_acp_client_malformed_records(record: dict[str, Any]) -> None:
     assert len(result.records) == 1
 
 
+@pytest.mark.parametrize("number", [b"1e309", b"-1e999"])
+def test_a_time_beyond_a_double_is_bad_time_not_a_malformed_line(number: bytes) -> None:
+    # Valid JSON that msgspec refuses ("number out of range"): Python's json reads it as an
+    # infinite float, which the time rule then drops.
+    data = b'{"direction":"stderr","text":"hi","time":' + number + b"}\n"
+    result = read_log(jl(FIRST) + data + data)
+    assert where(result) == [("bad-time", 2), ("bad-time", 3)]
+    assert [r.text for r in result.records[1:]] == ["hi", "hi"]
+
+
+def test_a_lone_surrogate_escape_is_read_in_line_mode_too() -> None:
+    data = b'{"direction":"stderr","text":"a\\ud800b","time":2}\n'
+    result = read_log(jl(FIRST) + data)
+    assert where(result) == []
+    assert result.records[1].text == "a\ud800b"
+
+
 def test_acp_client_without_message_is_no_record_shape() -> None:
     result = read_log(jl(FIRST, {"direction": "incoming", "time": 2.0}))
     assert where(result) == [("malformed-record", 2)]

@@ -152,12 +152,27 @@ def dump_json(value: object, *, indent: int | None = None) -> str:
     import json
     import re
 
-    text = json.dumps(value, ensure_ascii=sys.stdout.isatty(), indent=indent)
+    try:
+        text = json.dumps(value, ensure_ascii=sys.stdout.isatty(), indent=indent, allow_nan=False)
+    except ValueError:  # a number beyond a double, read as infinity: null, as encode() does
+        value = _finite(value)
+        text = json.dumps(value, ensure_ascii=sys.stdout.isatty(), indent=indent)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from a lenient read: write its escape
         text = re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
     return text
+
+
+def _finite(value: object) -> object:
+    """``value`` with every non-finite float replaced by ``None``."""
+    if isinstance(value, float):
+        return value if value - value == 0 else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -40,6 +40,21 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
+def decode_line_leniently(raw: bytes) -> Any:
+    r"""One line that msgspec refused but JSON's grammar allows, read by Python's ``json``.
+
+    A number beyond a double (``1e309`` reads as infinity) or a lone surrogate escape
+    (``"\ud800"``, written by ``JSON.stringify``) is valid JSON; the record then goes on,
+    and a non-finite ``time`` is dropped as ``bad-time``. Raises ``ValueError`` (including
+    ``UnicodeDecodeError``) for a line that is not UTF-8 JSON.
+    """
+    text = raw.decode("utf-8")
+    value, end = _DECODER.raw_decode(text, _skip(text, 0))
+    if _skip(text, end) != len(text):
+        raise ValueError("extra data after the value")
+    return value
+
+
 def iter_document(data: bytes, first_line: int) -> Iterator[tuple[int, Any]]:
     """Yield ``(line, record)`` for each record of the document ``data``.
 

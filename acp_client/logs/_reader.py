@@ -28,7 +28,7 @@ from typing import IO, Any, Literal, TypeAlias
 import msgspec
 
 from acp_client._diagnostics import Diagnostic
-from acp_client.logs._document import DocumentError, iter_document
+from acp_client.logs._document import DocumentError, decode_line_leniently, iter_document
 from acp_client.logs._formats import SHAPE_OF_FORMAT, Mapper, detect_format, shape
 from acp_client.logs._input import ByteLines, InputFatal
 from acp_client.logs._pairing import Item, Pairing, Perspective, Sink
@@ -219,6 +219,17 @@ class LogReader:
                     value = decode(raw)
                 except decode_error as exc:
                     self._lineno = lineno
+                    try:
+                        value = decode_line_leniently(raw)
+                    except ValueError:
+                        pass
+                    else:
+                        self._value(lineno, value)
+                        mapper = self._mapper
+                        if mapper is not None:
+                            handler = mapper.handler
+                            file_shape = mapper.shape
+                        continue
                     if self._bad_line(raw, exc, final=False):
                         rest = lines[index + 1 :]
                         lineno += len(rest)
@@ -248,8 +259,11 @@ class LogReader:
         try:
             value = msgspec.json.decode(raw)
         except msgspec.DecodeError as exc:
-            self._bad_line(raw, exc, final=True)
-            return
+            try:
+                value = decode_line_leniently(raw)
+            except ValueError:
+                self._bad_line(raw, exc, final=True)
+                return
         self._value(self._lineno, value)
 
     def _bad_line(self, raw: bytes, exc: msgspec.DecodeError, *, final: bool) -> bool:
