@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import random
 import zlib
 from typing import Any
 
@@ -78,6 +79,27 @@ def test_gzip_checksum_error_is_fatal_and_keeps_records() -> None:
     assert result.fatal and codes(result) == ["gzip-error"]
     assert [r.line for r in result.records] == [1, 2, 3]
     assert result.diagnostics[0].line == 4
+
+
+def test_a_gzip_break_keeps_the_same_records_however_the_bytes_are_fed() -> None:
+    noise = random.Random(7)
+    text = jl(*({**UPDATE, "params": {"n": noise.randbytes(48).hex()}} for _ in range(8000)))
+    data = bytearray(gzip.compress(text, compresslevel=1))
+    assert len(data) > 4 * 65536
+    at = len(data) * 3 // 4  # past several 64 KiB slices of one feed() call
+    data[at : at + 20] = bytes(20)
+
+    def records(step: int) -> list[Any]:
+        reader = LogReader()
+        items = []
+        for start in range(0, len(data), step):
+            items.extend(reader.feed(bytes(data[start : start + step])))
+        items.extend(reader.close())
+        return [i for i in items if getattr(i, "kind", None) == "message"]
+
+    whole = records(len(data))
+    assert len(whole) > 4000
+    assert [r.line for r in whole] == [r.line for r in records(65536)]
 
 
 def test_gzip_garbage_after_member_is_fatal() -> None:

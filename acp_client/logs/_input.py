@@ -56,7 +56,7 @@ class _Gunzip:
                     self._decompress(data[i : i + 1], out)
             except zlib.error:
                 pass
-            self.salvaged = b"".join(out[mark:])
+            self.salvaged = b"".join(out)  # all this feed call decoded, earlier slices too
             raise InputFatal("gzip-error", f"gzip stream is broken: {exc}") from None
 
     def _decompress(self, data: bytes, out: list[bytes]) -> None:
