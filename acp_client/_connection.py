@@ -230,6 +230,7 @@ class Connection:
             session = Session(
                 session_id, terminal_limit=self.terminal_limit, diagnostics=self.diagnostics
             )
+            session.protocol_version = self.protocol_version  # the connection's, if known
             self._sessions[session_id] = session
             if events is not None:
                 events.append(ev.SessionCreated(session_id=session_id, announced=False))

@@ -40,6 +40,7 @@ class Replayer:
     def __init__(self, *, protocol: int | None = None, terminal_limit: int | None = None) -> None:
         self.connection = Connection(live=False, terminal_limit=terminal_limit)
         self.version = protocol
+        self._forced = protocol
         self.diagnostics: list[Diagnostic] = []
         self._raw_kinds: Counter[str] = Counter()
         self._typed_kinds: dict[type[Any], int] = {}
@@ -121,16 +122,27 @@ class Replayer:
         self.messages += 1
         if direction == "incoming" and isinstance(message, dict):
             self._count_raw(message)
+        events: list[Event] = []
+        if (
+            self.version is not None
+            and self._forced is None
+            and direction == "outgoing"
+            and isinstance(message, dict)
+            and message.get("method") == "initialize"
+            and "id" in message
+        ):
+            # A new connection (LOG-FORMATS.md 1.4): it speaks its own version.
+            events = self._end_connection()
+            self.version = None
         if self.version is None:
             verdict = detect_v1(direction, message)
             if verdict is None and len(self._buffer) < _DECIDE_WITHIN:
                 self._buffer.append((direction, message, line))
-                return []
+                return events
             self._decide(1 if verdict else 2)
-            events = self._flush()
-            events.extend(self._apply(direction, message, line))
-            return events
-        return self._apply(direction, message, line)
+            events.extend(self._flush())
+        events.extend(self._apply(direction, message, line))
+        return events
 
     def _count_raw(self, message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -142,8 +154,7 @@ class Replayer:
 
     def _decide(self, version: int) -> None:
         self.version = version
-        if version == 1:
-            self._adapter = V1Adapter()
+        self._adapter = V1Adapter() if version == 1 else None
 
     def _flush(self) -> list[Event]:
         events: list[Event] = []
@@ -172,6 +183,10 @@ class Replayer:
 
     def finish(self) -> list[Event]:
         """End of the stream: apply anything held back while the version was undecided."""
+        return self._end_connection()
+
+    def _end_connection(self) -> list[Event]:
+        """The end of a connection's traffic (a new ``initialize`` or the end of the log)."""
         events: list[Event] = []
         if self.version is None:
             self._decide(2)
@@ -182,8 +197,12 @@ class Replayer:
             for out_direction, out_message in adapter.finish():
                 events.extend(self.connection.receive_message(out_message, out_direction))  # type: ignore[arg-type]
             self._collect_adapter(before)
-            if self.connection.protocol_version is None:
-                self.connection.protocol_version = 1
+            conn = self.connection
+            if conn.protocol_version is None:
+                conn.protocol_version = 1
+            for session in conn._sessions.values():
+                if session.protocol_version is None:
+                    session.protocol_version = 1
         return events
 
     def all_diagnostics(self) -> list[Diagnostic]:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_client import Connection
+from acp_client import Connection, replay_log
 from acp_client._v1 import V1Adapter, detect_v1
 from acp_client._v1_gitpatch import git_patch
 
@@ -1742,3 +1742,65 @@ def test_property_chunks_have_ids_and_prompts_answered_once(
     assert len(answers) == len(set(answers))
     for _, message in out:
         assert message["jsonrpc"] == "2.0"
+
+
+def _v1_connection() -> list[Msg]:
+    return [
+        req(0, "initialize", {"protocolVersion": 1, "clientInfo": {"name": "c", "version": "1"}}),
+        res(0, {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}),
+        req(1, "session/new", {"cwd": "/", "mcpServers": []}),
+        res(1, {"sessionId": "s1"}),
+        req(2, "session/prompt", {"sessionId": "s1", "prompt": [{"type": "text", "text": "a"}]}),
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "s1",
+                "update": {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": "x"},
+                },
+            },
+        },
+        res(2, {"stopReason": "end_turn"}),
+    ]
+
+
+def _v2_connection() -> list[Msg]:
+    info = {"name": "c", "version": "1"}
+    return [
+        req(0, "initialize", {"protocolVersion": 2, "capabilities": {}, "info": info}),
+        res(0, {"protocolVersion": 2, "capabilities": {}, "info": info}),
+        req(1, "session/new", {"cwd": "/", "mcpServers": []}),
+        res(1, {"sessionId": "s2"}),
+        req(2, "session/prompt", {"sessionId": "s2", "prompt": [{"type": "text", "text": "b"}]}),
+        res(2, {"messageId": "u1"}),
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "s2",
+                "update": {
+                    "sessionUpdate": "user_message",
+                    "messageId": "u1",
+                    "content": [{"type": "text", "text": "b"}],
+                },
+            },
+        },
+    ]
+
+
+@pytest.mark.parametrize("v1_first", [True, False])
+def test_each_connection_of_a_log_is_detected_on_its_own(v1_first: bool) -> None:
+    # LOG-FORMATS.md 1.4: an initialize request starts a new connection; V1-TO-V2.md 1.3:
+    # one connection speaks one version.
+    parts = [_v1_connection(), _v2_connection()]
+    if not v1_first:
+        parts.reverse()
+    log = "".join(json.dumps(m) + "\n" for part in parts for m in part).encode()
+    snap = replay_log(log).snapshot()
+    sessions = {s["sessionId"]: s for s in snap["sessions"]}
+    assert snap["diagnostics"] == []
+    assert (sessions["s1"]["protocolVersion"], sessions["s2"]["protocolVersion"]) == (1, 2)
+    assert [e["messageId"] for e in sessions["s2"]["timeline"]] == ["u1"]
+    assert sessions["s1"]["timeline"][0]["messageId"].startswith("acp-v1:user:")
