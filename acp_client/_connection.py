@@ -69,6 +69,15 @@ def _runs_by_session(
     return runs
 
 
+def _r8_result(method: str, result: Any) -> bool:
+    """A prompt result without a string ``messageId`` (R8: accepted unbound, one warning)."""
+    return (
+        method == "session/prompt"
+        and isinstance(result, dict)
+        and not isinstance(result.get("messageId"), str)
+    )
+
+
 class SentRequest(NamedTuple):
     """A request built by the connection: its id and the bytes to write."""
 
@@ -577,13 +586,14 @@ class Connection:
                     diagnostics=self.diagnostics,
                 )
             except RemoteProtocolError as exc:
-                self._note(
-                    "invalid-result",
-                    f"{method} result: {exc.message} at `{exc.path}`",
-                    "error",
-                    pending.session_id,
-                )
                 result = message.result  # type: ignore[union-attr]
+                if not _r8_result(method, result):  # R8 has its own diagnostic
+                    self._note(
+                        "invalid-result",
+                        f"{method} result: {exc.message} at `{exc.path}`",
+                        "error",
+                        pending.session_id,
+                    )
             if len(self.diagnostics) > start:
                 self._stamp(start, pending.session_id)
         handler = _RESPONSE_HANDLERS.get(method)

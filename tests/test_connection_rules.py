@@ -300,7 +300,10 @@ def test_r8_response_without_string_message_id_is_accepted_unbound(result: objec
     assert log.session()["prompts"] == [{"requestId": 1, "status": "accepted", "echoed": False}]
     assert log.sess().prompts[0].unbound
     assert log.timeline() == [message_entry("user", "u1", "hello")]
-    assert log.conn.diagnostics
+    # One diagnostic, a warning: the response was applied (accepted unbound), not skipped.
+    assert [(d.code, d.severity) for d in log.conn.diagnostics] == [
+        ("prompt-response-without-message-id", "warning")
+    ]
 
 
 def test_r9_prompt_while_running_stays_pending_until_answered() -> None:
