@@ -86,7 +86,15 @@ class SentRequest(NamedTuple):
 
 
 class _Pending:
-    __slots__ = ("commands_mark", "config_mark", "method", "params", "session_id", "state_mark")
+    __slots__ = (
+        "commands_mark",
+        "config_mark",
+        "marks",
+        "method",
+        "params",
+        "session_id",
+        "state_mark",
+    )
 
     def __init__(self, method: str, params: Any, session_id: str | None) -> None:
         self.method = method
@@ -95,6 +103,8 @@ class _Pending:
         self.commands_mark = -1
         self.config_mark = -1
         self.state_mark = -1
+        # session/new names no session: every known session's (commands, config) counts
+        self.marks: dict[str, tuple[int, int]] | None = None
 
 
 def _session_id_of(params: Any) -> str | None:
@@ -644,6 +654,9 @@ class Connection:
             events.append(ev.SessionCreated(session_id=session.session_id, announced=True))
         session.announced = True
         session.created_by_new = True
+        if pending.marks is not None:  # the counts when the request was sent (R50)
+            marks = pending.marks.get(session.session_id, (0, 0))
+            pending.commands_mark, pending.config_mark = marks
         self._setup_lists(session, pending, result)
         events.append(ev.SessionAnnounced(session_id=session.session_id))
 
@@ -767,6 +780,11 @@ class Connection:
         if isinstance(rid, int) and rid >= self._next_id:
             self._next_id = rid + 1
         if sid is None:
+            if method == "session/new":
+                pending.marks = {
+                    known: (one.commands_updates, one.config_updates)
+                    for known, one in self._sessions.items()
+                }
             return
         session = self._session(sid, events)
         pending.commands_mark = session.commands_updates

@@ -886,6 +886,17 @@ def test_r50_updates_before_the_request_do_not_block_the_result() -> None:
     assert live.session()["availableCommands"] == [CMD_Y]
 
 
+def test_r50_updates_before_a_new_session_request_do_not_block_its_result() -> None:
+    live = Live()
+    live.upd(cmds(CMD_X), opts(OPT_B))  # the session id was already in use (a log)
+    rid, _ = live.conn.send_new_session("/w")
+    live.agent(
+        response(rid, {"sessionId": SID, "availableCommands": [CMD_Y], "configOptions": [OPT_C]})
+    )
+    snap = live.session()
+    assert (snap["availableCommands"], snap["configOptions"]) == ([CMD_Y], [OPT_C])
+
+
 def test_c28_new_session_result_never_overwrites_a_reported_state() -> None:
     live = Live()
     rid, _ = live.conn.send_new_session("/w")
