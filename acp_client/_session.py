@@ -906,12 +906,15 @@ class Session:
         """Apply the local effects of sending ``session/cancel`` (section 11.2, R15).
 
         Marks the not-finished tool calls of the current work cancelled (a local overlay
-        that any later agent status replaces) and sets ``cancel_requested``. Returns the
-        ids of the tool calls it marked.
+        that any later agent status replaces) and sets ``cancel_requested`` until the idle
+        that ends the work. Returns the ids of the tool calls it marked. While idle
+        (including a ``session/new`` session before any snapshot, 6.3) nothing runs in the
+        foreground: nothing is marked and no idle is awaited (R46), so the next work's
+        permission requests are not taken for cancelled ones.
         """
+        if self.idle:
+            return ()
         self.cancel_requested = True
-        if self.state is not None and self.state.state == "idle":
-            return ()  # R46: nothing is running in the foreground; nothing to mark
         background_calls: set[str] = set()
         background_terms: set[str] = set()
         for item in self.background or ():

@@ -8,6 +8,7 @@ fed both directions of a log), checked on ``snapshot()``, events and the bytes w
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import pytest
 from helpers import (
@@ -635,6 +636,25 @@ def test_r46_cancel_while_idle_marks_nothing_and_awaits_no_idle() -> None:
     live.cancel()
     assert live.session()["timeline"][0]["status"] == "in_progress"
     assert live.session()["completedTurns"] == ["end_turn"]
+
+
+@pytest.mark.parametrize("before", [[], [idle()]])
+def test_r46_a_cancel_while_idle_leaves_the_next_works_permissions_alone(
+    before: list[dict[str, Any]],
+) -> None:
+    # Idle by report, or by default for a session/new session before any snapshot (6.3).
+    live = Live()
+    live.new_session()
+    live.upd(*before, tool("c0", status="in_progress"))
+    live.agent(permission(5))
+    live.cancel()
+    assert live.answers(5)[0]["result"] == {"outcome": {"outcome": "cancelled"}}
+    assert live.session()["timeline"][0]["status"] == "in_progress"  # nothing marked
+    assert not live.conn.session(SID).cancel_requested
+    live.upd(state("running"))
+    live.agent(permission(6))
+    assert live.answers(6) == []  # left to the user, not taken for a cancelled turn's
+    assert live.session()["permissionRequests"][-1]["status"] == "pending"
 
 
 def test_r58_idle_cancelled_not_asked_for_is_a_normal_end() -> None:

@@ -792,10 +792,10 @@ class ReferenceModel:
         Passive mode: the permission answers come from the log as outgoing responses, so
         only the local effects apply here.
         """
-        s.cancel_requested = True
         state = s.state.get("state") if s.state is not None else None
         if state == "idle" or (state is None and s.created_by_new):
-            return  # R46 / R11: no active work, no tool call is marked
+            return  # R46 / R11: no active work, no tool call is marked, no idle awaited
+        s.cancel_requested = True
         listed_calls, listed_terms = _background_ids(s.state)
         for key in s.timeline:
             if key[0] != "toolCall":
