@@ -559,7 +559,7 @@ class Connection:
             ):
                 tool_call_id = subject.tool_call_id
             perm = PermissionState(rid, session.session_id, params, tool_call_id)
-            session.permissions[rid] = perm
+            session.add_permission(perm)
             events.append(
                 ev.PermissionRequested(
                     session_id=session.session_id, request_id=rid, request=params

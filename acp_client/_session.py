@@ -109,6 +109,7 @@ class Session:
         "_messages",
         "_notices",
         "_ordinal",
+        "_permission_log",
         "_plans",
         "_previous",
         "_previous_side",
@@ -209,6 +210,8 @@ class Session:
         """The first accepted prompt answered with each user message id."""
         self._awaiting_echo: dict[str, list[PromptState]] = {}
         self.permissions: dict[int | str, PermissionState] = {}
+        """The latest permission request with each id (answers find theirs here)."""
+        self._permission_log: list[PermissionState] = []
         self.side_events: list[ev.Event] = []
         self._handlers: dict[type[Any], Callable[[Any], ev.Event]] = {
             cls: getattr(self, name) for cls, name in _HANDLER_NAMES.items()
@@ -901,6 +904,16 @@ class Session:
         else:
             self._awaiting_echo.setdefault(message_id, []).append(prompt)
         return prompt.echoed
+
+    def add_permission(self, perm: PermissionState) -> None:
+        """Record a permission request; an id answered before may come again (1.2)."""
+        self.permissions[perm.request_id] = perm
+        self._permission_log.append(perm)
+
+    @property
+    def permission_requests(self) -> ListView:
+        """Every permission request of the session, in arrival order (ids may repeat)."""
+        return ListView(self._permission_log)
 
     def request_cancel(self) -> tuple[str, ...]:
         """Apply the local effects of sending ``session/cancel`` (section 11.2, R15).

@@ -183,7 +183,7 @@ def session_snapshot(session: Session) -> dict[str, Any]:
         out["usage"] = data
     out["notices"] = [_payload(notice) for notice in session._notices]
     out["prompts"] = [_prompt_snapshot(prompt) for prompt in session.prompts]
-    out["permissionRequests"] = [_permission_snapshot(p) for p in session.permissions.values()]
+    out["permissionRequests"] = [_permission_snapshot(p) for p in session._permission_log]
     out["unknownUpdates"] = list(session._unknown)
     out["unretained"] = [entry_snapshot(entry) for entry in session._unretained]
     return out
@@ -286,7 +286,7 @@ def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> 
         )
         perm.status = item.get("status", "pending")
         perm.outcome = item.get("outcome")
-        session.permissions[perm.request_id] = perm
+        session.add_permission(perm)
     if data.get("unretained"):
         scratch = Session(session.session_id)
         session._unretained = [_load_entry(scratch, item) for item in data["unretained"]]

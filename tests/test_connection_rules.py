@@ -476,6 +476,22 @@ def test_11_1_answer_permission_selected_and_cancelled() -> None:
     ]
 
 
+def test_1_2_a_permission_id_used_again_after_its_answer_is_a_second_request() -> None:
+    # An id is never reused while its request is pending (1.2); afterwards it may be.
+    live = Live()
+    live.new_session()
+    live.agent(permission(7))
+    live.wrote(live.conn.answer_permission(7, "allow"))
+    live.agent(permission(7))
+    perms = live.session()["permissionRequests"]
+    assert [(p["requestId"], p["status"]) for p in perms] == [(7, "answered"), (7, "pending")]
+    assert len(live.conn.session(SID).permission_requests) == 2
+    live.wrote(live.conn.answer_permission(7, None))
+    perms = live.session()["permissionRequests"]
+    assert [(p["requestId"], p["status"]) for p in perms] == [(7, "answered"), (7, "cancelled")]
+    assert live.conn.diagnostics == []
+
+
 def test_c23_answer_must_name_an_offered_option() -> None:
     live = Live()
     live.new_session()
