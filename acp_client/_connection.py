@@ -702,6 +702,9 @@ class Connection:
         prompt.status = "accepted"
         prompt.turns_before = len(session.completed_turns)
         if isinstance(result, s.PromptResponse):
+            echo = session.message("user", result.message_id)
+            if echo is not None:  # placed before the response: its turn is the one it was in
+                prompt.turns_before = session.turns_completed_before(echo.first_seen)
             if result.message_id in session.prompts_by_message:
                 self._note(
                     "duplicate-message-id",

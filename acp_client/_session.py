@@ -28,6 +28,7 @@ nothing accumulated is ever copied, and snapshots are taken only on demand.
 from __future__ import annotations
 
 import binascii
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from functools import partial
 from itertools import groupby, repeat
@@ -105,6 +106,7 @@ class Session:
         "_background_reported",
         "_compactions",
         "_completed",
+        "_completed_at",
         "_handlers",
         "_messages",
         "_notices",
@@ -185,6 +187,7 @@ class Session:
         self._compactions: dict[str, CompactionState] = {}
         self.state: s.StateUpdate | None = None
         self._completed: list[str | None] = []
+        self._completed_at: list[int] = []  # the ordinal of each completion
         self.background: list[Any] | None = None
         self._background_reported = False
         self.cancel_requested = False
@@ -232,6 +235,10 @@ class Session:
     def message(self, role: Role, message_id: str) -> MessageState | None:
         """The message with that role and id, if any."""
         return self._messages[role].get(message_id)
+
+    def turns_completed_before(self, ordinal: int) -> int:
+        """How many turns had completed before the update with this ordinal was applied."""
+        return bisect_left(self._completed_at, ordinal)
 
     def messages(self, role: Role) -> Mapping[str, MessageState]:
         """All messages of one role by id."""
@@ -797,6 +804,7 @@ class Session:
                 if previous is not None and previous != "idle":
                     completed = True
                     self._completed.append(stop_reason)
+                    self._completed_at.append(self._ordinal)
                     if stop_reason is None:
                         self._note(
                             "missing-stop-reason",

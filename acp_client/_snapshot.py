@@ -259,6 +259,7 @@ def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> 
         if session.state is not None and session.state.state in ("running", "requires_action"):
             session._work_start = 0
     session._completed = list(data.get("completedTurns", []))
+    session._completed_at = [0] * len(session._completed)  # all before what comes next
     session.closed = bool(data.get("closed"))
     if session.closed:
         session.lifecycle = "closed"

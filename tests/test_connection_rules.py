@@ -1305,6 +1305,24 @@ def test_10_prompt_progress_is_observable_insertion_place_and_turn_end() -> None
     assert conn.prompt_stop_reason(request_id) == "max_tokens"
 
 
+def test_r49_a_prompt_answered_after_its_turn_ended_gets_that_turn() -> None:
+    # The echo and the whole turn arrive before the response (a locally handled command):
+    # the prompt's turn is the one its user message was placed in, not the next one.
+    live = Live()
+    live.new_session()
+    first = live.prompt("first")
+    live.upd(chunk("user", "u1", "first"), state("running"), idle("end_turn"))
+    live.agent(response(first, {"messageId": "u1"}))
+    assert live.conn.prompt_finished(first)
+    assert live.conn.prompt_stop_reason(first) == "end_turn"
+    second = live.prompt("second")
+    live.agent(response(second, {"messageId": "u2"}))
+    assert not live.conn.prompt_finished(second)
+    live.upd(chunk("user", "u2", "second"), state("running"), idle("cancelled"))
+    assert live.conn.prompt_stop_reason(second) == "cancelled"
+    assert live.conn.prompt_stop_reason(first) == "end_turn"
+
+
 def test_events_of_sends_are_kept_for_the_caller() -> None:
     from acp_client import CancelRequested, Connection, PromptSent, SessionCreated
 
