@@ -122,17 +122,18 @@ def ask_on_terminal(tty_path: str = "/dev/tty") -> PermissionHandler:
 
         options = list(getattr(perm.request, "options", None) or [])
         try:
-            tty = open(tty_path, "r+", encoding="utf-8", errors="replace")  # noqa: SIM115
+            # Two streams: a terminal is not seekable, which a read-write text file needs.
+            reader = open(tty_path, encoding="utf-8", errors="replace")  # noqa: SIM115
         except OSError:
             return None
-        with tty:
+        with reader, open(tty_path, "w", encoding="utf-8", errors="replace") as writer:
             title = sanitize_text(str(getattr(perm.request, "title", "Permission requested")))
-            tty.write(f"\n{title}\n")
+            writer.write(f"\n{title}\n")
             for index, option in enumerate(options, 1):
-                tty.write(f"  {index}. {sanitize_text(option.name)} [{option.kind}]\n")
-            tty.write("  0. cancel\nchoice: ")
-            tty.flush()
-            answer = tty.readline().strip()
+                writer.write(f"  {index}. {sanitize_text(option.name)} [{option.kind}]\n")
+            writer.write("  0. cancel\nchoice: ")
+            writer.flush()
+            answer = reader.readline().strip()
         if answer.isdigit() and 1 <= int(answer) <= len(options):
             return str(options[int(answer) - 1].option_id)
         return None

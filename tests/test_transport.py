@@ -23,6 +23,7 @@ from acp_client.transport import (
     RequestFailed,
     RequestTimeout,
     allow_once,
+    ask_on_terminal,
     reject,
 )
 
@@ -370,3 +371,33 @@ def test_events_stream_every_event() -> None:
     names, _ = drive(ScriptedAgent(), body)
     assert names.index("PromptSent") < names.index("PromptAccepted")
     assert names.index("PromptAccepted") < names.index("MessageChunkAppended")
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "openpty"), reason="needs a pseudo-terminal")
+@pytest.mark.parametrize(("typed", "expected"), [(b"2\n", "reject"), (b"0\n", None)])
+def test_ask_on_terminal_asks_on_a_real_terminal(typed: bytes, expected: str | None) -> None:
+    import os
+
+    from acp_client import PermissionState
+    from acp_client import schema as s
+
+    main, follower = os.openpty()
+    request = s.RequestPermissionRequest(
+        session_id="s",
+        title="Run \x1b[31mrm\x1b[0m?",
+        subject=s.CommandPermissionSubject(command="rm", cwd="/"),
+        options=[
+            s.PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
+            s.PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+        ],
+    )
+    os.write(main, typed)  # the user's answer, waiting in the terminal's input
+    try:
+        handler = ask_on_terminal(os.ttyname(follower))
+        answer = trio.run(handler, PermissionState(1, "s", request, None))
+        shown = os.read(main, 4096)
+    finally:
+        os.close(main)
+        os.close(follower)
+    assert answer == expected
+    assert b"2. Reject [reject_once]" in shown and b"\x1b[31m" not in shown
