@@ -580,13 +580,19 @@ def _is_closed(channel: trio.MemorySendChannel[ev.Event]) -> bool:
 
 @asynccontextmanager
 async def _unwrapped() -> AsyncIterator[None]:
-    """Re-raise a lone exception out of the nursery's group (what the caller raised)."""
+    """Re-raise a lone exception out of nurseries' groups (what the caller raised).
+
+    Groups nest when nurseries do (a caller's own nursery inside ``open_agent``'s).
+    """
     try:
         yield
     except BaseExceptionGroup as group:
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
+        lone: BaseException = group
+        while isinstance(lone, BaseExceptionGroup) and len(lone.exceptions) == 1:
+            lone = lone.exceptions[0]
+        if lone is group:
+            raise
+        raise lone from None
 
 
 @asynccontextmanager

@@ -56,9 +56,61 @@ def test_run_timeout_and_crash_are_agent_failures() -> None:
     assert b"agent" in crash.stderr
 
 
+def _run_on_a_terminal(*args: str) -> tuple[int, bytes]:
+    """``acp-client run`` with a pseudo-terminal as stdout (the live view is on)."""
+    import os
+
+    main, follower = os.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "acp_client.cli", "run", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+        )
+        os.close(follower)
+        shown = b""
+        while True:  # drain the terminal so the child never blocks on it
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # EIO: the child closed its side
+                break
+            if not chunk:
+                break
+            shown += chunk
+        _, err = proc.communicate(timeout=120)
+    finally:
+        os.close(main)
+    return proc.returncode, err + shown
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--timeout", "1", "--prompt", "slow please"), b"did not end within"),
+        (("--prompt", "crash now"), b"acp-client run:"),
+    ],
+)
+def test_run_on_a_terminal_reports_agent_failures_with_exit_5(
+    args: tuple[str, ...], said: bytes
+) -> None:
+    need_node()
+    code, output = _run_on_a_terminal("--permission", "allow", *args, "--", *V2)
+    assert code == 5, output.decode(errors="replace")[-2000:]
+    assert said in output and b"Traceback" not in output
+
+
 def test_run_reads_the_prompt_from_stdin_with_a_v1_agent() -> None:
     out = run("--json", "--", *V1, stdin=b"hello from stdin\n")
     assert out.returncode == 0, out.stderr.decode()
     session = json.loads(out.stdout)["sessions"][0]
     assert session["protocolVersion"] == 1
     assert session["timeline"][0]["content"] == [{"type": "text", "text": "hello from stdin"}]
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "0", "soon"])
+def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(value: str) -> None:
+    out = run("--timeout", value, "--prompt", "hi", "--", sys.executable, "-c", "pass")
+    assert out.returncode == 2
+    assert b"--timeout" in out.stderr and b"Traceback" not in out.stderr

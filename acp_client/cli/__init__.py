@@ -133,13 +133,24 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cwd", metavar="DIR", help="working directory of the session")
     run.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=None,
         metavar="SECONDS",
         help="give up on a request, or a prompt's turn, after SECONDS (exit 5)",
     )
     run.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_COMMAND [ARGS...]")
     return parser
+
+
+def _seconds(text: str) -> float:
+    """A ``--timeout`` value: a positive, finite number of seconds (else a usage error)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
 
 
 def dump_json(value: object, *, indent: int | None = None) -> str:

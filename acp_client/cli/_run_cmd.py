@@ -46,6 +46,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     from acp_client.transport import (
         AgentError,
         RequestFailed,
+        _unwrapped,
         allow_once,
         ask_on_terminal,
         open_agent,
@@ -80,7 +81,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
             reason: str | None = None
             if live_view:
                 with Live(view(), console=console, auto_refresh=False) as live:
-                    async with trio.open_nursery() as nursery:
+                    async with _unwrapped(), trio.open_nursery() as nursery:
 
                         async def refresh() -> None:
                             while True:
