@@ -45,16 +45,19 @@ class Recorder:
         """Record one line of JSON-RPC text sent in ``direction`` (a batch included)."""
         head = _ENC.encode(direction)
         try:
-            _PLAIN.decode(line)
+            value = _PLAIN.decode(line)
         except msgspec.DecodeError:
             if direction == "incoming":
                 text = line.decode("utf-8", errors="replace")
                 self._write(head, b',"raw":' + _ENC.encode(text))
             return
-        self._write(head, b',"message":' + line.strip())
+        # The parsed message, written compact (the agent's own spacing is not kept).
+        self._write(head, b',"message":' + _ENC.encode(value))
 
     def stderr(self, text: str) -> None:
         """Record one line of the agent's stderr (without its line terminator)."""
+        if text.endswith("\r"):  # a CRLF terminator
+            text = text[:-1]
         self._write(b'"stderr"', b',"text":' + _ENC.encode(text))
 
     def close(self) -> None:

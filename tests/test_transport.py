@@ -401,3 +401,18 @@ def test_ask_on_terminal_asks_on_a_real_terminal(typed: bytes, expected: str | N
         os.close(follower)
     assert answer == expected
     assert b"2. Reject [reject_once]" in shown and b"\x1b[31m" not in shown
+
+
+def test_the_recorder_writes_compact_messages_and_stderr_without_its_terminator() -> None:
+    # LOG-FORMATS.md 3.1: compact lines; `text` is a stderr line without its terminator.
+    out = io.BytesIO()
+    recorder = Recorder(out, clock=lambda: 1.5)
+    recorder.message("incoming", b'{ "jsonrpc": "2.0", "id": 1, "result": { "a": [1, 2] } }\r')
+    recorder.message("incoming", b"not json")
+    recorder.stderr("warning: disk full\r")
+    assert out.getvalue().decode().splitlines() == [
+        '{"direction":"incoming","message":{"jsonrpc":"2.0","id":1,"result":{"a":[1,2]}},'
+        '"time":1.5}',
+        '{"direction":"incoming","raw":"not json","time":1.5}',
+        '{"direction":"stderr","text":"warning: disk full","time":1.5}',
+    ]
