@@ -236,6 +236,8 @@ class AgentConnection:
         self._closed = trio.Event()
         self._nursery: trio.Nursery | None = None
         self.exit_error: AgentError | None = None
+        self.exit_status: int | None = None
+        """The agent process's exit status, when its exit (not end of output) ended it."""
 
     # ------------------------------------------------------------------ running
 
@@ -280,7 +282,12 @@ class AgentConnection:
                 await self._incoming(line)
         finally:
             self.connection.connection_lost()
-            self.exit_error = AgentExited("the agent closed its output")
+            status = self.exit_status
+            self.exit_error = AgentExited(
+                "the agent closed its output"
+                if status is None
+                else f"the agent exited with status {status}"
+            )
             self._closed.set()
             for event in self._waiting.values():
                 event.set()
@@ -595,6 +602,22 @@ async def _unwrapped() -> AsyncIterator[None]:
         raise lone from None
 
 
+async def _watch_exit(process: trio.Process, agent: AgentConnection, grace: float = 1.0) -> None:
+    """When the agent process exits, end its streams after ``grace`` seconds.
+
+    A child the agent started may still hold its stdout (or stderr) open; without this the
+    connection would wait for output that never comes instead of reporting the exit.
+    """
+    await process.wait()
+    with trio.move_on_after(grace):
+        await agent._closed.wait()
+    if not agent.closed:
+        agent.exit_status = process.returncode
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                await stream.aclose()
+
+
 @asynccontextmanager
 async def open_agent(
     command: Sequence[str],
@@ -638,6 +661,7 @@ async def open_agent(
     try:
         async with _unwrapped(), trio.open_nursery() as nursery:
             await nursery.start(agent.run)
+            nursery.start_soon(_watch_exit, process, agent)
             try:
                 yield agent
             finally:

@@ -24,6 +24,7 @@ from acp_client.transport import (
     RequestTimeout,
     allow_once,
     ask_on_terminal,
+    open_agent,
     reject,
 )
 
@@ -416,3 +417,25 @@ def test_the_recorder_writes_compact_messages_and_stderr_without_its_terminator(
         '{"direction":"incoming","raw":"not json","time":1.5}',
         '{"direction":"stderr","text":"warning: disk full","time":1.5}',
     ]
+
+
+def test_an_agent_that_exits_while_its_child_holds_its_stdout_is_reported_not_awaited() -> None:
+    import sys
+
+    # The agent reads the initialize request, starts a child that inherits its stdout and
+    # exits without answering: stdout never ends, but the agent is gone.
+    script = (
+        "import subprocess, sys; sys.stdin.readline(); "
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(8)']); sys.exit(3)"
+    )
+
+    async def main() -> str:
+        async with open_agent([sys.executable, "-c", script], request_timeout=30) as agent:
+            with trio.fail_after(6):
+                try:
+                    await agent.initialize()
+                except AgentExited as exc:
+                    return str(exc)
+        return "answered"
+
+    assert trio.run(main) == "the agent exited with status 3"
