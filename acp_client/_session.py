@@ -874,7 +874,11 @@ class Session:
 
     def _check_pending_permissions(self) -> None:
         for perm in self.permissions.values():
-            if perm.status == "pending" and not self.in_background(perm.tool_call_id):
+            subject = getattr(perm.request, "subject", None)
+            terminal_id = getattr(subject, "terminal_id", None)
+            if perm.status == "pending" and not self.in_background(
+                perm.tool_call_id, terminal_id if isinstance(terminal_id, str) else None
+            ):
                 self._note(
                     "permission-pending-at-idle",
                     f"work ended while permission request {perm.request_id!r} is still pending"

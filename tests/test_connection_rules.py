@@ -549,6 +549,18 @@ def test_r40_idle_keeps_pending_permission_pending() -> None:
     assert live.answers(5) == []
 
 
+def test_r40_a_pending_permission_about_background_work_gives_no_diagnostic_at_idle() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(term("tb"), state("running"))
+    live.agent(
+        permission(7, subject={"type": "command", "command": "x", "cwd": "/", "terminalId": "tb"})
+    )
+    live.upd(idle(background=[{"type": "terminal", "terminalId": "tb"}]))
+    assert live.session()["permissionRequests"][0]["status"] == "pending"
+    assert "permission-pending-at-idle" not in [d.code for d in live.conn.diagnostics]
+
+
 def test_r39_requires_action_synthesises_no_request() -> None:
     log = Log()
     log.upd(state("requires_action"))
