@@ -49,8 +49,9 @@ class Replayer:
         self.skipped_unknown_direction = 0
         self._buffer: list[tuple[str, dict[str, Any], int | None]] = []
         self._adapter: V1Adapter | None = None
+        self._v1: V1Adapter | None = None
         if protocol == 1:
-            self._adapter = V1Adapter()
+            self._decide(1)
 
     def apply_record(self, record: Any) -> None:
         """Apply one :class:`acp_client.logs.LogRecord`, discarding the events (fast path).
@@ -154,7 +155,11 @@ class Replayer:
 
     def _decide(self, version: int) -> None:
         self.version = version
-        self._adapter = V1Adapter() if version == 1 else None
+        if version == 1 and self._v1 is None:
+            # One adapter for every v1 connection of the log: a session that continues in a
+            # later connection keeps counting its synthetic ids (V1-TO-V2.md 4.1).
+            self._v1 = V1Adapter()
+        self._adapter = self._v1 if version == 1 else None
 
     def _flush(self) -> list[Event]:
         events: list[Event] = []

@@ -1804,3 +1804,51 @@ def test_each_connection_of_a_log_is_detected_on_its_own(v1_first: bool) -> None
     assert (sessions["s1"]["protocolVersion"], sessions["s2"]["protocolVersion"]) == (1, 2)
     assert [e["messageId"] for e in sessions["s2"]["timeline"]] == ["u1"]
     assert sessions["s1"]["timeline"][0]["messageId"].startswith("acp-v1:user:")
+
+
+def test_a_session_continued_in_a_second_v1_connection_keeps_counting_its_ids() -> None:
+    # V1-TO-V2.md 4.1: one counter per session, in stream order; a reconnect (a second
+    # initialize, LOG-FORMATS.md 1.4) does not restart it.
+    def turn(rid: int, prompt: str, reply: str) -> list[Msg]:
+        return [
+            req(
+                rid,
+                "session/prompt",
+                {"sessionId": "s1", "prompt": [{"type": "text", "text": prompt}]},
+            ),
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {
+                    "sessionId": "s1",
+                    "update": {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": reply},
+                    },
+                },
+            },
+            res(rid, {"stopReason": "end_turn"}),
+        ]
+
+    init = req(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    init_ok = res(0, {"protocolVersion": 1, "agentCapabilities": {"loadSession": True}})
+    stream = [
+        init,
+        init_ok,
+        req(1, "session/new", {"cwd": "/", "mcpServers": []}),
+        res(1, {"sessionId": "s1"}),
+        *turn(7, "first", "a"),
+        init,
+        init_ok,
+        req(1, "session/resume", {"sessionId": "s1", "cwd": "/"}),
+        res(1, {}),
+        *turn(2, "second", "b"),
+    ]
+    log = "".join(json.dumps(m) + "\n" for m in stream).encode()
+    session = replay_log(log).snapshot()["sessions"][0]
+    assert [(e["messageId"], e["content"][0]["text"]) for e in session["timeline"]] == [
+        ("acp-v1:user:1", "first"),
+        ("acp-v1:agent:2", "a"),
+        ("acp-v1:user:3", "second"),
+        ("acp-v1:agent:4", "b"),
+    ]
