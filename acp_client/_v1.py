@@ -276,6 +276,10 @@ class V1Adapter:
                 return [(direction, {**message, "method": "session/resume", "params": resume})]
             if fixed is not params_dict:
                 return [(direction, {**message, "params": fixed})]
+        if method == "session/set_config_option" and "type" not in params_dict and params_dict:
+            # v1 leaves out `type` for a select value (its default); v2 requires it.
+            kind = "boolean" if isinstance(params_dict.get("value"), bool) else "id"
+            return [(direction, {**message, "params": {**params_dict, "type": kind}})]
         return [(direction, message)]
 
     def _prompt(self, session: _Session, message: Message, params: dict[str, JSON]) -> Output:

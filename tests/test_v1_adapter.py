@@ -1852,3 +1852,12 @@ def test_a_session_continued_in_a_second_v1_connection_keeps_counting_its_ids() 
         ("acp-v1:user:3", "second"),
         ("acp-v1:agent:4", "b"),
     ]
+
+
+@pytest.mark.parametrize(("value", "kind"), [("fast", "id"), (True, "boolean")])
+def test_set_config_option_without_type_gets_v2s_required_type(value: Any, kind: str) -> None:
+    # V1-TO-V2.md 3.1 (result list translated, REPLACE); v1 makes `type` optional (a select
+    # value by default), v2 requires it.
+    params = {"sessionId": S1, "configId": "model", "value": value}
+    out = run([outg(req(6, "session/set_config_option", params))])
+    assert out == [outg(req(6, "session/set_config_option", {**params, "type": kind}))]
