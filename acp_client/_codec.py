@@ -272,6 +272,8 @@ class _Converter:
             return s.StateUpdate(state=state, extra=rest) if rest else s.StateUpdate(state=state)
         kwargs: dict[str, Any] = {}
         known = {tag_field} if tag_field else set()
+        raw_only = _state_raw_fields(value) if cls is s.StateUpdate else ()
+        moved: dict[str, Any] = {}
         for field in fields:
             known.add(field.wire)
             if field.wire not in value:
@@ -286,6 +288,10 @@ class _Converter:
             try:
                 kwargs[field.name] = self.convert(raw, field.type, field_path)
             except _Invalid as exc:
+                if field.wire in raw_only:
+                    # Not a field of this state's variant: an unknown field, kept raw (R13).
+                    moved[field.wire] = raw
+                    continue
                 if not field.flags & s.D:
                     raise
                 if field.empty:
@@ -295,7 +301,7 @@ class _Converter:
                     exc.path,
                     f"ignored invalid `{field.wire}` ({exc.message})",
                 )
-        extra = {k: v for k, v in value.items() if k not in known}
+        extra = {k: v for k, v in value.items() if k not in known or k in moved}
         if extra:
             kwargs["extra"] = extra
             _EXTRAS.seen = True
@@ -305,6 +311,20 @@ class _Converter:
             return cls(**kwargs)
         except (ValueError, TypeError) as exc:
             raise _Invalid(path, str(exc)) from None
+
+
+def _state_raw_fields(value: dict[str, Any]) -> tuple[str, ...]:
+    """The flattened ``StateUpdate`` fields that this state's schema variant does not have.
+
+    ``stopReason`` belongs to ``idle`` and ``error`` to the ``error`` stop reason; anywhere
+    else they are unknown fields with no meaning (R13): a value that fits the field is stored
+    there (as the typed decoder does), any other is kept raw, never dropped as invalid.
+    """
+    if value.get("state") != "idle":
+        return ("stopReason", "error")
+    if value.get("stopReason") != "error":
+        return ("error",)
+    return ()
 
 
 _SELECT_OPTION = {"value": str, "name": str}

@@ -1772,6 +1772,24 @@ def test_default_on_error_inside_constrained_lists(
     assert decoded is not None
 
 
+@pytest.mark.parametrize(
+    "update",
+    [
+        {"state": "running", "stopReason": 5},
+        {"state": "requires_action", "error": "boom"},
+        {"state": "idle", "stopReason": "end_turn", "error": "boom"},
+        {"state": "idle", "stopReason": "_mine", "error": {"code": "x"}},
+    ],
+)
+def test_r13_a_field_of_another_state_variant_is_kept_raw(update: dict[str, Any]) -> None:
+    # The schema has stopReason only on idle and error only on the error stop reason:
+    # elsewhere they are unknown fields (R13), kept as received, not dropped as invalid.
+    line = notification({"sessionUpdate": "state_update", **update})
+    message, diagnostics = decode(line)
+    assert diagnostics == []
+    assert_reencodes_exactly(line, message)
+
+
 @pytest.mark.parametrize("value", [{"foo": 1}, {}, 5, None])
 @pytest.mark.parametrize("where", ["update", "block", "envelope"])
 def test_unknown_field_named_like_the_extra_holder(where: str, value: Any) -> None:
