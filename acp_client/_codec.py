@@ -337,9 +337,15 @@ def _check_keys(item: Any, required: dict[str, type[Any]]) -> bool:
     )
 
 
-def _lenient_option(conv: _Converter, item: dict[str, Any], path: str) -> dict[str, Any]:
+def _lenient_option(
+    conv: _Converter,
+    item: dict[str, Any],
+    path: str,
+    keys: tuple[str, ...] = ("description", "_meta"),
+) -> dict[str, Any]:
+    """``item`` without its invalid lenient ``keys`` (a group has no ``description``)."""
     out = dict(item)
-    for key in ("description", "_meta"):
+    for key in keys:
         if key in out and out[key] is not None:
             ok = isinstance(out[key], str) if key == "description" else isinstance(out[key], dict)
             if not ok:
@@ -353,9 +359,9 @@ def _select_options(self: _Converter, options: list[Any], path: str) -> list[Any
     if options and isinstance(options[0], dict) and "groupId" in options[0]:
         groups = []
         for i, group in enumerate(options):
-            if not _check_keys(group, _SELECT_GROUP):
+            if not _check_keys(group, _SELECT_GROUP) or "options" not in group:
                 raise _Invalid(f"{path}[{i}]", "malformed option group")
-            inner = group.get("options")
+            inner = group["options"]
             if not isinstance(inner, list):
                 self.note("lenient-default", f"{path}[{i}].options", "ignored invalid `options`")
                 inner = []
@@ -369,7 +375,9 @@ def _select_options(self: _Converter, options: list[Any], path: str) -> list[Any
                         f"{path}[{i}].options[{j}]",
                         f"dropped invalid item {path}[{i}].options[{j}]",
                     )
-            groups.append(_lenient_option(self, {**group, "options": kept}, f"{path}[{i}]"))
+            groups.append(
+                _lenient_option(self, {**group, "options": kept}, f"{path}[{i}]", ("_meta",))
+            )
         return groups
     out = []
     for i, item in enumerate(options):

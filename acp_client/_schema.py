@@ -560,12 +560,15 @@ else:
 
 
 def _option_ok(item: Any, key: str) -> bool:
-    """A well-formed select option (``key`` ``value``) or group (``key`` ``groupId``)."""
+    """A well-formed select option (``key`` ``value``) or group (``key`` ``groupId``).
+
+    A group has no ``description`` field: there it is an unknown field, whatever its value.
+    """
     if not isinstance(item, dict):
         return False
     if not isinstance(item.get(key), str) or not isinstance(item.get("name"), str):
         return False
-    description = item.get("description")
+    description = item.get("description") if key == "value" else None
     meta = item.get("_meta")
     return (description is None or isinstance(description, str)) and (
         meta is None or isinstance(meta, dict)

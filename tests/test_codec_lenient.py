@@ -739,6 +739,28 @@ def test_select_option_items_are_lenient(options: Any, kept: Any, field: str) ->
     assert names(diagnostics[0].path, field)
 
 
+def test_a_select_group_has_no_description_field_so_it_is_kept_raw() -> None:
+    group = {
+        "groupId": "g",
+        "name": "G",
+        "description": 5,
+        "options": [{"value": "v", "name": "V"}],
+    }
+    decoded, diagnostics = decode_update(config(select(options=[group])))
+    (option,) = decoded.config_options
+    assert msgspec.json.decode(encode(option))["options"] == [group]
+    assert diagnostics == []
+
+
+def test_a_select_group_without_its_required_options_is_an_invalid_item() -> None:
+    # SessionConfigSelectGroup requires `options` (D relaxes a wrong value, not absence).
+    group = {"groupId": "g", "name": "G"}
+    decoded, diagnostics = decode_update(config(select(options=[group])))
+    assert decoded.config_options == []
+    assert [d.code for d in diagnostics] == ["skipped-invalid-item"]
+    assert names(diagnostics[0].path, f"{U}.configOptions[0]")
+
+
 # ------------------------------------------------------------ S: invalid items dropped
 
 SKIP = [
