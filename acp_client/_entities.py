@@ -27,6 +27,7 @@ __all__ = [
     "CompactionState",
     "TimelineEntry",
     "Role",
+    "bad_base64_shape",
     "decode_base64",
 ]
 
@@ -34,8 +35,20 @@ Role = Literal["user", "agent", "thought"]
 FINISHED_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
 
+def bad_base64_shape(data: str) -> bool:
+    """Whether ``data`` cannot be padded RFC 4648 base64: length, or ``=`` before the end."""
+    pad = data.find("=")
+    return bool(len(data) & 3) or -1 < pad < len(data) - 2
+
+
 def decode_base64(data: str) -> bytes:
-    """Decode standard RFC 4648 base64 (padding required); raise ``ValueError`` if invalid."""
+    """Decode standard RFC 4648 base64 (padding required); raise ``ValueError`` if invalid.
+
+    Strict mode still takes excess padding after a whole quantum (``"YWJj="``); the shape
+    check refuses it. Non-ASCII text raises ``ValueError`` too.
+    """
+    if bad_base64_shape(data):
+        raise ValueError("base64 padding: the length is not a multiple of 4, or `=` is early")
     try:
         return binascii.a2b_base64(data, strict_mode=True)
     except binascii.Error as exc:
@@ -243,6 +256,7 @@ class TerminalState(_Entity):
     __slots__ = (
         "_buf",
         "_decoded",
+        "_decoded_from",
         "_decoded_upto",
         "_decoder",
         "_dropped",
@@ -270,6 +284,7 @@ class TerminalState(_Entity):
         self._dropped = 0
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._decoded: list[str] = []
+        self._decoded_from = 0  # where in the buffer the decoded text starts
         self._decoded_upto = 0
 
     def append(self, data: bytes) -> None:
@@ -294,6 +309,7 @@ class TerminalState(_Entity):
     def _reset_text(self) -> None:
         self._decoder.reset()
         self._decoded = []
+        self._decoded_from = 0
         self._decoded_upto = 0
 
     @property
@@ -316,15 +332,18 @@ class TerminalState(_Entity):
         """The output decoded as UTF-8, incrementally (a split sequence decodes correctly).
 
         Invalid bytes become U+FFFD; control sequences are left in (render them with a
-        terminal emulator, or strip them, before display).
+        terminal emulator, or strip them, before display). With a retention limit, the text
+        is that of the retained bytes (decoded again after the limit cut some).
         """
         buf = self._buf
         start = 0
         if self.limit is not None and len(buf) > self.limit:
             start = len(buf) - self.limit
-            if self._decoded_upto < start:
-                self._reset_text()
-                self._decoded_upto = start
+        if start != self._decoded_from:
+            # The retention limit moved the first retained byte: decode the retained bytes
+            # again (at most ``limit`` of them), so no cut byte shows in the text.
+            self._reset_text()
+            self._decoded_from = self._decoded_upto = start
         if self._decoded_upto < len(buf):
             self._decoded.append(self._decoder.decode(bytes(buf[self._decoded_upto :])))
             self._decoded_upto = len(buf)

@@ -50,6 +50,7 @@ from ._entities import (
     TerminalState,
     TimelineEntry,
     ToolCallState,
+    bad_base64_shape,
     compact,
     decode_base64,
 )
@@ -420,9 +421,12 @@ class Session:
         n = len(run)
         if term is None or term.limit is not None or terminal_ids.count(terminal_id) != n:
             return run
+        datas = [u.data for u in run]
+        if any(map(bad_base64_shape, datas)):
+            return run  # excess or missing padding: the handler reports each bad chunk
         try:
-            pieces = list(map(_B64DECODE, [u.data for u in run]))
-        except (binascii.Error, TypeError):
+            pieces = list(map(_B64DECODE, datas))
+        except (ValueError, TypeError):  # binascii.Error, or non-ASCII text
             return run
         term.append(b"".join(pieces))
         self._ordinal += n

@@ -50,7 +50,8 @@ def _segment(draw: st.DrawFn, sessions: list[str]) -> list[bytes]:
     for update in run:
         update[key] = ident
         if kind == "terminal_output_chunk" and draw(st.integers(0, 9)) == 0:
-            update["data"] = draw(st.sampled_from(["!!", "QQ", "QUJD=x"]))  # invalid base64
+            # invalid base64: bad characters, missing or excess padding, non-ASCII text
+            update["data"] = draw(st.sampled_from(["!!", "QQ", "QUJD=x", "YWJj=", "é"]))
         out.append(_line(session_id, update))
     return out
 
@@ -344,3 +345,18 @@ def test_feed_block_gives_the_lines_feed_gives(
     expected += by_line.flush()
     got += by_block.flush()
     assert [repr(x) for x in got] == [repr(x) for x in expected]
+
+
+def test_a_run_of_terminal_chunks_with_a_non_ascii_one_keeps_the_good_ones() -> None:
+    """8.3/R25: an invalid chunk is dropped with a diagnostic; the read goes on."""
+    datas = ["b2s=", "é", "YWJj=", "IQ=="]  # "ok", non-ASCII, excess padding, "!"
+    lines = [_line("s1", {"sessionUpdate": "terminal_update", "terminalId": "t1"})]
+    lines += [
+        _line("s1", {"sessionUpdate": "terminal_output_chunk", "terminalId": "t1", "data": d})
+        for d in datas
+    ]
+    conn = Connection()
+    conn.receive_data(b"".join(line + b"\n" for line in lines))
+    assert conn.session("s1").terminals["t1"].output == b"ok!"
+    assert [d.code for d in conn.diagnostics] == ["invalid-base64", "invalid-base64"]
+    assert in_reads([b"".join(x + b"\n" for x in lines)]) == one_at_a_time(lines)

@@ -1079,6 +1079,30 @@ def test_r25_invalid_base64_chunk_is_dropped_with_diagnostic() -> None:
     assert "invalid-base64" in log.codes()
 
 
+@pytest.mark.parametrize("data", ["YWJj=", "YWJj==", "YWJj====", "é"])
+def test_r25_excess_padding_or_non_ascii_is_invalid_base64(data: str) -> None:
+    # RFC 4648: a whole quantum takes no padding; Python's strict mode alone accepts it.
+    log = Log()
+    log.upd(term_chunk("t1", b"ok"))
+    events = log.upd(term_chunk("t1", data), term("t2", output={"data": data}))
+    assert isinstance(events[0], UpdateRejected)
+    assert base64.b64decode(log.terminal("t1")["output"]) == b"ok"
+    assert log.terminal("t2")["output"] == ""
+    assert log.codes().count("invalid-base64") == 2
+
+
+def test_8_5_the_text_of_a_limited_terminal_is_that_of_its_retained_bytes() -> None:
+    session = Session("s", terminal_limit=10)
+    apply(session, term_chunk("t1", b"abcdefgh"))
+    terminal = session.terminals["t1"]
+    assert terminal.text() == "abcdefgh"
+    apply(session, term_chunk("t1", b"XYZWV"))
+    assert (terminal.output, terminal.truncated_bytes) == (b"defghXYZWV", 3)
+    assert terminal.text() == "defghXYZWV"
+    apply(session, term_chunk("t1", "é!".encode()))  # the cut moves again
+    assert terminal.text() == terminal.output.decode() == "ghXYZWVé!"
+
+
 def test_r25_invalid_base64_snapshot_is_treated_as_omitted() -> None:
     log = Log()
     log.upd(term_chunk("t1", b"ok"), term("t1", output={"data": "@@@"}, command="c"))

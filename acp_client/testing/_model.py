@@ -381,6 +381,9 @@ def _valid_error(e: Any) -> bool:
 
 
 def _decode_b64(data: str) -> bytes | None:
+    body = data.rstrip("=")
+    if len(data) % 4 or len(data) - len(body) > 2:
+        return None  # RFC 4648: whole quanta, at most two `=` (Python accepts more)
     try:
         return base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
