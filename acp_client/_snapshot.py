@@ -32,6 +32,26 @@ def _payload(obj: Any) -> Any:
     return out
 
 
+def _state_payload(state: Any) -> Any:
+    """The stored state payload; a known state's fields cleared with ``null`` are absent.
+
+    ``background`` and ``_meta`` always, and on ``idle`` a ``stopReason`` (and the ``error``
+    of the ``error`` stop reason); a field of another variant, or of a custom state, is
+    raw data and written as received.
+    """
+    out = _payload(state)
+    if isinstance(out, dict) and out.get("state") in ("running", "idle", "requires_action"):
+        keys = ["background", "_meta"]
+        if out["state"] == "idle":
+            keys.append("stopReason")
+            if out.get("stopReason") == "error":
+                keys.append("error")
+        for key in keys:
+            if key in out and out[key] is None:
+                del out[key]
+    return out
+
+
 def _put_extra(out: dict[str, Any], extra: dict[str, Any] | None) -> None:
     if extra:
         for key, value in extra.items():
@@ -151,7 +171,7 @@ def session_snapshot(session: Session) -> dict[str, Any]:
     if session.protocol_version is not None:
         out["protocolVersion"] = session.protocol_version
     if session.state is not None:
-        out["state"] = _payload(session.state)
+        out["state"] = _state_payload(session.state)
     if session.closed:
         out["closed"] = True
     out["completedTurns"] = list(session._completed)

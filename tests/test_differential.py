@@ -12,10 +12,11 @@ from typing import Any
 
 import msgspec
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from acp_client import Connection
 from acp_client.testing import ReferenceModel
-from acp_client.testing.strategies import conversations
+from acp_client.testing.strategies import conversations, updates
 
 
 def reduce_with_connection(conversation: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -90,4 +91,24 @@ def reduce_with_reads(conversation: list[tuple[str, Any]]) -> dict[str, Any]:
 @given(conversations())
 def test_agent_bytes_in_reads_match_reference_model(conversation: list[tuple[str, Any]]) -> None:
     ours, reference = reduce_with_reads(conversation), reduce_with_model(conversation)
+    assert ours == reference, "\n".join(_diff(ours, reference))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(updates(), updates(damaged=True)), min_size=1, max_size=8))
+def test_any_updates_reduce_like_the_reference_model(batch: list[dict[str, Any]]) -> None:
+    """Single updates of every kind, valid or damaged (incl. explicit nulls), not only the
+    shapes a generated conversation sends."""
+    conversation = [
+        (
+            "incoming",
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": "s1", "update": update},
+            },
+        )
+        for update in batch
+    ]
+    ours, reference = reduce_with_connection(conversation), reduce_with_model(conversation)
     assert ours == reference, "\n".join(_diff(ours, reference))

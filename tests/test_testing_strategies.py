@@ -301,3 +301,11 @@ def test_render_ignores_chunking_and_arrival_order(case: tuple[str, list[Any]]) 
     model = ReferenceModel()  # or your own client, fed the same messages
     model.feed_all(exchange)
     assert render(model.snapshot()) == f"user: hi\nagent: {reply}"
+
+
+def test_splits_reach_one_piece_per_element_for_long_inputs() -> None:
+    # "All ways to split": one character (or byte) per chunk, also past 13 pieces.
+    from acp_client.testing.strategies import byte_stream_splits, rechunkings
+
+    assert find(rechunkings("a" * 30), lambda parts: len(parts) == 30) == ["a"] * 30
+    assert find(byte_stream_splits(b"x" * 30), lambda parts: len(parts) == 30) == [b"x"] * 30
