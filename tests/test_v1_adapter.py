@@ -1750,43 +1750,27 @@ def _v1_connection() -> list[Msg]:
         res(0, {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}),
         req(1, "session/new", {"cwd": "/", "mcpServers": []}),
         res(1, {"sessionId": "s1"}),
-        req(2, "session/prompt", {"sessionId": "s1", "prompt": [{"type": "text", "text": "a"}]}),
-        {
-            "jsonrpc": "2.0",
-            "method": "session/update",
-            "params": {
-                "sessionId": "s1",
-                "update": {
-                    "sessionUpdate": "agent_message_chunk",
-                    "content": {"type": "text", "text": "x"},
-                },
-            },
-        },
+        prompt(2, "s1", "a"),
+        chunk("agent_message", "x", sid="s1"),
         res(2, {"stopReason": "end_turn"}),
     ]
 
 
 def _v2_connection() -> list[Msg]:
     info = {"name": "c", "version": "1"}
+    echo = {
+        "sessionUpdate": "user_message",
+        "messageId": "u1",
+        "content": [{"type": "text", "text": "b"}],
+    }
     return [
         req(0, "initialize", {"protocolVersion": 2, "capabilities": {}, "info": info}),
         res(0, {"protocolVersion": 2, "capabilities": {}, "info": info}),
         req(1, "session/new", {"cwd": "/", "mcpServers": []}),
         res(1, {"sessionId": "s2"}),
-        req(2, "session/prompt", {"sessionId": "s2", "prompt": [{"type": "text", "text": "b"}]}),
+        prompt(2, "s2", "b"),
         res(2, {"messageId": "u1"}),
-        {
-            "jsonrpc": "2.0",
-            "method": "session/update",
-            "params": {
-                "sessionId": "s2",
-                "update": {
-                    "sessionUpdate": "user_message",
-                    "messageId": "u1",
-                    "content": [{"type": "text", "text": "b"}],
-                },
-            },
-        },
+        up(echo, "s2"),
     ]
 
 
@@ -1809,24 +1793,10 @@ def test_each_connection_of_a_log_is_detected_on_its_own(v1_first: bool) -> None
 def test_a_session_continued_in_a_second_v1_connection_keeps_counting_its_ids() -> None:
     # V1-TO-V2.md 4.1: one counter per session, in stream order; a reconnect (a second
     # initialize, LOG-FORMATS.md 1.4) does not restart it.
-    def turn(rid: int, prompt: str, reply: str) -> list[Msg]:
+    def turn(rid: int, text: str, reply: str) -> list[Msg]:
         return [
-            req(
-                rid,
-                "session/prompt",
-                {"sessionId": "s1", "prompt": [{"type": "text", "text": prompt}]},
-            ),
-            {
-                "jsonrpc": "2.0",
-                "method": "session/update",
-                "params": {
-                    "sessionId": "s1",
-                    "update": {
-                        "sessionUpdate": "agent_message_chunk",
-                        "content": {"type": "text", "text": reply},
-                    },
-                },
-            },
+            prompt(rid, "s1", text),
+            chunk("agent_message", reply, sid="s1"),
             res(rid, {"stopReason": "end_turn"}),
         ]
 
