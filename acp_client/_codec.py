@@ -92,7 +92,7 @@ _UNKNOWN_VARIANT_REQUIRED: dict[type[Any], tuple[str, ...]] = {
     s.Command: ("name", "description"),
     s.AuthMethodAgent: ("methodId", "name"),
 }
-_KNOWN_STATES = frozenset({"running", "idle", "requires_action"})
+_KNOWN_STATES = s._KNOWN_STATES
 
 
 class _Invalid(Exception):

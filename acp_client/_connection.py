@@ -24,7 +24,6 @@ or order, and completion is the session's ``idle`` state, never the response.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import groupby
 from typing import Any, Literal, NamedTuple
 
 import msgspec
@@ -44,7 +43,7 @@ from ._errors import (
 )
 from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong
 from ._prompts import PermissionState, PromptState
-from ._session import Session
+from ._session import Session, runs_of
 from ._snapshot import FORMAT, session_snapshot
 
 __all__ = ["Connection", "Direction", "SentRequest"]
@@ -54,19 +53,6 @@ _FAST_DECODE = msgspec.json.Decoder(_FastUpdate).decode
 _BATCH_DECODE = msgspec.json.Decoder(list[_FastUpdate]).decode
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError)
 _UPDATE_PARAMS = s.UpdateSessionNotification
-
-
-def _runs_by_session(
-    session_ids: list[str], notes: list[_FastUpdate]
-) -> list[tuple[str, list[_FastUpdate]]]:
-    """Consecutive notifications for the same session, grouped: ``[(session_id, [...])]``."""
-    runs = []
-    start = 0
-    for session_id, group in groupby(session_ids):
-        end = start + sum(1 for _ in group)
-        runs.append((session_id, notes[start:end]))
-        start = end
-    return runs
 
 
 def _r8_result(method: str, result: Any) -> bool:
@@ -327,7 +313,7 @@ class Connection:
         if session_ids.count(session_ids[0]) == len(notes):
             runs: Iterable[tuple[str, list[_FastUpdate]]] = ((session_ids[0], notes),)
         else:
-            runs = _runs_by_session(session_ids, notes)
+            runs = runs_of(session_ids, notes)
         sessions = self._sessions
         for session_id, run in runs:
             session = sessions.get(session_id)
@@ -565,10 +551,12 @@ class Connection:
                     session_id=session.session_id, request_id=rid, request=params
                 )
             )
-            if self.live and session.cancel_requested:
-                terminal_id = getattr(subject, "terminal_id", None)
-                if not session.in_background(tool_call_id, terminal_id):
-                    self._answer_permission(perm, None, events)
+            if (
+                self.live
+                and session.cancel_requested
+                and not session.in_background(tool_call_id, perm.terminal_id)
+            ):
+                self._answer_permission(perm, None, events)
         else:
             if sid is not None:
                 self._session(sid, events)

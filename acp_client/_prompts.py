@@ -104,6 +104,12 @@ class PermissionState:
         self.outcome: Any = None
 
     @property
+    def terminal_id(self) -> str | None:
+        """The terminal a ``command`` subject names, if any (background checks use it)."""
+        terminal_id = getattr(getattr(self.request, "subject", None), "terminal_id", None)
+        return terminal_id if isinstance(terminal_id, str) else None
+
+    @property
     def pending(self) -> bool:
         """Whether the request still waits for an answer."""
         return self.status == "pending"

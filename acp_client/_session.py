@@ -62,7 +62,7 @@ __all__ = ["Session", "Lifecycle"]
 
 Lifecycle = Literal["open", "replaying", "closing", "closed"]
 _ACTIVE = frozenset({"running", "requires_action"})
-_KNOWN_STATES = frozenset({"running", "idle", "requires_action"})
+_KNOWN_STATES = s._KNOWN_STATES
 
 
 # The hot path's constants (see Session._apply_run).
@@ -74,6 +74,17 @@ _CHUNK_APPENDED = ev.MessageChunkAppended
 _OUTPUT_APPENDED = ev.TerminalOutputAppended
 _B64DECODE = partial(binascii.a2b_base64, strict_mode=True)
 _RUNS = frozenset({_AGENT_CHUNK, _THOUGHT_CHUNK, _TERMINAL_CHUNK})
+
+
+def runs_of(keys: list[Any], items: list[Any]) -> list[tuple[Any, list[Any]]]:
+    """``items`` cut where ``keys`` (one per item) change: ``[(key, [items...]), ...]``."""
+    runs = []
+    start = 0
+    for key, same in groupby(keys):
+        end = start + sum(1 for _ in same)
+        runs.append((key, items[start:end]))
+        start = end
+    return runs
 
 
 class Session:
@@ -396,11 +407,7 @@ class Session:
     ) -> list[Any]:
         """Apply a run of chunks that names several messages, one message's part at a time."""
         handler = self._handlers[cls]
-        start = 0
-        for _, same in groupby(ids):
-            end = start + sum(1 for _ in same)
-            part = run[start:end]
-            start = end
+        for _, part in runs_of(ids, run):
             if len(part) > 1:
                 part = self._chunk_run(cls, part, events)
             for update in part:
@@ -878,10 +885,8 @@ class Session:
 
     def _check_pending_permissions(self) -> None:
         for perm in self.permissions.values():
-            subject = getattr(perm.request, "subject", None)
-            terminal_id = getattr(subject, "terminal_id", None)
             if perm.status == "pending" and not self.in_background(
-                perm.tool_call_id, terminal_id if isinstance(terminal_id, str) else None
+                perm.tool_call_id, perm.terminal_id
             ):
                 self._note(
                     "permission-pending-at-idle",

@@ -40,7 +40,7 @@ def _state_payload(state: Any) -> Any:
     raw data and written as received.
     """
     out = _payload(state)
-    if isinstance(out, dict) and out.get("state") in ("running", "idle", "requires_action"):
+    if isinstance(out, dict) and out.get("state") in s._KNOWN_STATES:
         keys = ["background", "_meta"]
         if out["state"] == "idle":
             keys.append("stopReason")
