@@ -31,12 +31,14 @@ from msgspec import UNSET
 
 from . import _events as ev
 from . import _schema as s
+from ._batches import BatchReplies
 from ._codec import Decoder, _FastUpdate, encode, message_from_builtins
 from ._diagnostics import Diagnostic
 from ._entities import MessageState
 from ._errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    PARSE_ERROR,
     RESOURCE_NOT_FOUND,
     LocalProtocolError,
     RemoteProtocolError,
@@ -93,6 +95,27 @@ class _Pending:
         self.marks: dict[str, tuple[int, int]] | None = None
 
 
+def _parsed_batch(first: s.Message | RemoteProtocolError) -> bool:
+    """Whether a line starting with ``[`` held a non-empty array (not a parse error, 1.5)."""
+    return not (
+        isinstance(first, RemoteProtocolError) and (first.code == PARSE_ERROR or first.raw == [])
+    )
+
+
+def _request_ids(items: Iterable[Any]) -> list[int | str]:
+    """The ids of the requests in a received batch (parsed, raw, or refused)."""
+    ids: list[int | str] = []
+    for item in items:
+        if type(item) is s.Request:
+            ids.append(item.id)
+        elif isinstance(item, RemoteProtocolError):
+            if item.request_id is not None and isinstance(item.raw, dict) and "method" in item.raw:
+                ids.append(item.request_id)  # answered -32602 at once (1.8)
+        elif isinstance(item, dict) and "method" in item and isinstance(item.get("id"), int | str):
+            ids.append(item["id"])
+    return ids
+
+
 def _session_id_of(params: Any) -> str | None:
     sid = getattr(params, "session_id", None)
     if sid is None and isinstance(params, dict):
@@ -141,6 +164,7 @@ class Connection:
         self._lines = LineBuffer(max_line)
         self._decoder = Decoder()
         self._outbox: list[bytes] = []
+        self._batches = BatchReplies()
         self._unmatched: list[Any] = []
         self.line: int | None = None
         self._sent_events: list[ev.Event] = []
@@ -389,11 +413,18 @@ class Connection:
         items = self._decoder.decode_all(line, self.diagnostics)
         if len(self.diagnostics) > start:
             self._stamp(start, _session_id_of(getattr(items[0], "params", None)))
-        for item in items:
-            if isinstance(item, RemoteProtocolError):
-                self._invalid(item, events, "incoming")
-            else:
-                self._dispatch(item, "incoming", events)
+        batch = self.live and line.lstrip()[:1] == b"[" and _parsed_batch(items[0])
+        if batch:
+            self._batches.begin(_request_ids(items))
+        try:
+            for item in items:
+                if isinstance(item, RemoteProtocolError):
+                    self._invalid(item, events, "incoming")
+                else:
+                    self._dispatch(item, "incoming", events)
+        finally:
+            if batch:
+                self._outbox.append(self._batches.end())
 
     def receive_message(
         self,
@@ -409,16 +440,41 @@ class Connection:
         """
         self.line = line
         events: list[ev.Event] = []
-        items = message if isinstance(message, list) else [message]
-        for item in items:
-            if isinstance(item, dict):
-                parsed = self._from_builtins(item, events, direction)
-                if parsed is None:
-                    continue
-            else:
-                parsed = item
-            self._dispatch(parsed, direction, events)
+        if not isinstance(message, list):
+            self._receive_one(message, direction, events)
+        elif not message:
+            self._invalid(
+                RemoteProtocolError("empty batch", code=INVALID_REQUEST, raw=message),
+                events,
+                direction,
+            )
+        elif self.live and direction == "incoming":
+            self._batches.begin(_request_ids(message))
+            try:
+                for item in message:
+                    self._receive_one(item, direction, events)
+            finally:
+                self._outbox.append(self._batches.end())
+        else:
+            for item in message:
+                self._receive_one(item, direction, events)
         return events
+
+    def _receive_one(self, item: Any, direction: Direction, events: list[ev.Event]) -> None:
+        if isinstance(item, dict):
+            parsed = self._from_builtins(item, events, direction)
+            if parsed is None:
+                return
+        elif isinstance(item, s.Request | s.Notification | s.Response | s.ErrorResponse):
+            parsed = item
+        else:
+            kind = type(item).__name__
+            error = RemoteProtocolError(
+                f"expected a JSON-RPC object, got {kind}", code=INVALID_REQUEST, raw=item
+            )
+            self._invalid(error, events, direction)
+            return
+        self._dispatch(parsed, direction, events)
 
     def _from_builtins(
         self, obj: dict[str, Any], events: list[ev.Event], direction: Direction
@@ -458,6 +514,8 @@ class Connection:
                 )
                 session.side_events.clear()
                 events.append(ev.UpdateRejected(session_id=sid, error=error, raw=update))
+                if self.live and direction == "incoming" and error.request_id is not None:
+                    self._respond_error(error.request_id, error.code, error.message)
                 return
         if (
             self.live
@@ -1018,6 +1076,9 @@ class Connection:
     def answer_permission(self, request_id: int | str, option_id: str | None) -> bytes:
         """Answer a permission request: an offered ``option_id``, or ``None`` for cancelled.
 
+        Like every ``answer_*`` method, it returns the bytes to write: for a request that came
+        in a batch, ``b""`` until the batch's last request is answered, then the whole array.
+
         Raises:
             LocalProtocolError: no such pending request, or the option was not offered.
         """
@@ -1085,11 +1146,18 @@ class Connection:
         return self.data_to_send()
 
     def _respond(self, request_id: int | str, result: Any) -> None:
-        self._outbox.append(self._write(s.Response(id=request_id, result=result)))
+        self._reply(request_id, s.Response(id=request_id, result=result))
 
     def _respond_error(self, request_id: int | str | None, code: int, message: str) -> None:
-        error = s.ErrorResponse(id=request_id, error=s.Error(code=code, message=message))
-        self._outbox.append(self._write(error))
+        self._reply(
+            request_id, s.ErrorResponse(id=request_id, error=s.Error(code=code, message=message))
+        )
+
+    def _reply(self, request_id: int | str | None, reply: s.Message) -> None:
+        """Owe ``reply``; one to a request of a received batch waits for the batch (1.5)."""
+        data = self._batches.route(request_id, encode(reply))
+        if data:
+            self._outbox.append(data)
 
     def data_to_send(self) -> bytes:
         """Bytes the connection owes the agent (automatic answers), then forgets them."""

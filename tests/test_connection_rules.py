@@ -8,6 +8,7 @@ fed both directions of a log), checked on ``snapshot()``, events and the bytes w
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import pytest
@@ -37,6 +38,8 @@ from helpers import (
     tool_entry,
     update,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acp_client import (
     AgentRequestReceived,
@@ -137,6 +140,82 @@ def test_1_5_all_notification_batch_gets_no_reply() -> None:
     conn = Connection()
     conn.receive_data(line([update(idle()), update(chunk("agent", "a", "x"))]))
     assert conn.data_to_send() == b""
+
+
+def _batch_replies(out: bytes) -> dict[Any, dict[str, Any]]:
+    """The replies of one written array, by id (``None`` for the id-null errors)."""
+    assert out.endswith(b"\n") and out.count(b"\n") == 1, out
+    replies = json.loads(out)
+    assert isinstance(replies, list), out
+    return {reply["id"]: reply for reply in replies}
+
+
+def test_1_5_requests_of_a_batch_are_answered_in_one_array_once_all_are_answered() -> None:
+    conn = Connection()
+    conn.receive_data(line([permission(1), request(2, "_acme/ask", {"q": 1}), 5, update(idle())]))
+    assert conn.data_to_send() == b""  # the invalid entry's -32600 waits for the others
+    assert conn.answer_method_not_found(2) == b""
+    replies = _batch_replies(conn.answer_permission(1, "allow"))
+    assert set(replies) == {1, 2, None}
+    assert replies[1]["result"]["outcome"] == {"outcome": "selected", "optionId": "allow"}
+    assert replies[2]["error"]["code"] == -32601
+    assert replies[None]["error"]["code"] == -32600
+    assert conn.data_to_send() == b""
+
+
+def test_1_5_a_batch_request_with_malformed_params_is_answered_inside_the_array() -> None:
+    conn = Connection()
+    conn.receive_data(line([request(3, "session/request_permission", {"title": 3}), 7]))
+    replies = _batch_replies(conn.data_to_send())
+    assert replies[3]["error"]["code"] == -32602
+    assert replies[None]["error"]["code"] == -32600
+
+
+def test_1_5_a_parsed_batch_given_to_receive_message_is_answered_in_one_array() -> None:
+    conn = Connection()
+    conn.receive_message([request(4, "_acme/a"), request(5, "_acme/b"), "x"])
+    assert conn.answer_request(5, {"ok": True}) == b""
+    replies = _batch_replies(conn.answer_error(4, -32000, "no"))
+    assert replies[5]["result"] == {"ok": True}
+    assert replies[4]["error"] == {"code": -32000, "message": "no"}
+    assert replies[None]["error"]["code"] == -32600
+
+
+def test_1_5_replies_owed_to_requests_outside_the_batch_go_on_their_own() -> None:
+    conn = Connection()
+    conn.receive_data(line(permission(1)))
+    conn.receive_data(line([notification("$/cancel_request", {"requestId": 1}), request(2, "_x")]))
+    withdrawn = json.loads(conn.data_to_send())
+    assert withdrawn["id"] == 1 and withdrawn["result"]["outcome"] == {"outcome": "cancelled"}
+    assert _batch_replies(conn.answer_method_not_found(2)).keys() == {2}
+
+
+def test_1_5_a_batch_that_is_not_json_is_one_parse_failure_not_an_array() -> None:
+    conn = Connection()
+    events = conn.receive_data(b'[{"jsonrpc":"2.0","id":1,"method"]\n')
+    assert [type(e) for e in events] == [InvalidMessageReceived]
+    assert not conn.data_to_send().startswith(b"[")
+
+
+def test_1_5_passive_replay_of_a_batch_writes_nothing() -> None:
+    conn = Connection(live=False)
+    conn.receive_data(line([permission(1), 5]))
+    assert conn.data_to_send() == b""
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.permutations(range(4)), st.integers(min_value=0, max_value=3))
+def test_1_5_batch_array_is_written_once_after_the_last_answer_in_any_order(
+    order: list[int], invalid: int
+) -> None:
+    conn = Connection()
+    conn.receive_data(line([request(i, f"_acme/m{i}") for i in range(4)] + [0] * invalid))
+    written = [conn.answer_request(i, {"i": i}) for i in order]
+    assert written[:-1] == [b""] * 3
+    replies = json.loads(written[-1])
+    assert sorted(r["id"] for r in replies if r["id"] is not None) == [0, 1, 2, 3]
+    assert all(r["result"] == {"i": r["id"]} for r in replies if r["id"] is not None)
+    assert sum(r["id"] is None for r in replies) == invalid
 
 
 def test_1_3_unknown_notifications_are_ignored() -> None:
