@@ -116,6 +116,12 @@ def _request_ids(items: Iterable[Any]) -> list[int | str]:
     return ids
 
 
+def _replays(params: Any) -> bool:
+    """Whether ``session/resume`` params ask for a replay (``replayFrom`` set, 12.3)."""
+    replay_from = getattr(params, "replay_from", UNSET)
+    return replay_from is not UNSET and replay_from is not None
+
+
 def _session_id_of(params: Any) -> str | None:
     sid = getattr(params, "session_id", None)
     if sid is None and isinstance(params, dict):
@@ -714,6 +720,8 @@ class Connection:
             return
         session = self._session(sid, events)
         replay = session.lifecycle == "replaying"
+        if not _replays(pending.params):
+            session.end_resume()
         if error is None:
             if session.state_updates == pending.state_mark:
                 self._note(
@@ -846,10 +854,11 @@ class Connection:
             session.add_prompt(prompt)
             events.append(ev.PromptSent(session_id=sid, request_id=rid))
         elif method == "session/resume":
-            replay_from = getattr(params, "replay_from", UNSET)
-            if replay_from is not UNSET and replay_from is not None:
+            if _replays(params):
                 session.begin_replay()
                 events.append(ev.ReplayStarted(session_id=sid))
+            else:
+                session.begin_resume()
         elif method == "session/close":
             session.lifecycle = "closing"
             if self.live:

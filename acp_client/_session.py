@@ -127,6 +127,7 @@ class Session:
         "_plans",
         "_previous",
         "_previous_side",
+        "_resuming",
         "_terminals",
         "_thought",
         "_timeline",
@@ -204,6 +205,7 @@ class Session:
         self._background_reported = False
         self.cancel_requested = False
         self._work_start: int | None = None
+        self._resuming = 0
         self._turn_start_index = 0
         self.available_commands: list[Any] | None = None
         self.config_options: list[Any] | None = None
@@ -791,7 +793,8 @@ class Session:
         new = u.state
         completed = False
         stop_reason = u.stop_reason if isinstance(u.stop_reason, str) else None
-        replaying = self.lifecycle == "replaying"
+        # R51 / A27: replayed history and resume snapshots start and end nothing.
+        replaying = self.lifecycle == "replaying" or self._resuming > 0
         if new in _KNOWN_STATES:
             background = u.background
             if isinstance(background, list):
@@ -828,9 +831,9 @@ class Session:
                 # Any idle ends what came before: the next work's prompt is placed after
                 # it (R14 marks from there), also when this idle completed no turn.
                 self._turn_start_index = len(self._timeline)
-                self.cancel_requested = False
-            self._work_start = None
-        elif new in _ACTIVE and (previous is None or previous == "idle"):
+                self._work_start = None
+            self.cancel_requested = False  # 6.3: any idle, a replayed one too
+        elif new in _ACTIVE and (previous is None or previous == "idle") and not replaying:
             self._work_start = self._ordinal
         return ev.StateChanged(
             session_id=self.session_id,
@@ -984,6 +987,20 @@ class Session:
         return False
 
     # ---------------------------------------------------------------------- replay
+
+    def begin_resume(self) -> None:
+        """A ``session/resume`` without replay was sent (section 12.2).
+
+        The session counts as announced, and until the response the agent's snapshot is a
+        resume snapshot: it records no completion and starts no work (R51, A27).
+        """
+        self.announced = True
+        self._resuming += 1
+
+    def end_resume(self) -> None:
+        """The response to a ``session/resume`` without replay arrived."""
+        if self._resuming:
+            self._resuming -= 1
 
     def begin_replay(self) -> None:
         """Start a history replay (section 12.3): entities move to a previous generation."""

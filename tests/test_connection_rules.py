@@ -59,6 +59,7 @@ from acp_client import (
     UnmatchedResponseReceived,
 )
 
+START = {"type": "start"}
 CMD_X = {"type": "command", "name": "x", "description": "X"}
 CMD_Y = {"type": "command", "name": "y", "description": "Y"}
 OPT_B = {"type": "boolean", "configId": "b", "name": "B", "currentValue": True}
@@ -1073,6 +1074,31 @@ def test_12_2_resume_without_replay_keeps_state_and_applies_snapshot() -> None:
     assert snap["unretained"] == []
 
 
+def test_a27_resume_snapshot_without_replay_is_not_a_completed_turn() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"))
+    rid, data = live.conn.send_resume(SID, "/w", replay=False)
+    live.wrote(data)
+    live.upd(idle("end_turn"))
+    live.agent(response(rid, {}))
+    snap = live.session()
+    assert snap["state"] == {"state": "idle", "stopReason": "end_turn"}
+    assert snap["completedTurns"] == []
+    live.upd(state("running"), idle("end_turn"))  # after the response: live work again
+    assert live.session()["completedTurns"] == ["end_turn"]
+
+
+def test_12_2_a_failed_resume_announces_the_session_as_a_failed_replay_does() -> None:
+    log = Log()
+    log.upd(chunk("agent", "a", "x"), sid="s9")
+    log.upd(chunk("agent", "a", "x"), sid="s8")
+    log.client(request(3, "session/resume", {"sessionId": "s9", "cwd": "/w"}))
+    log.client(request(4, "session/resume", {"sessionId": "s8", "cwd": "/w", "replayFrom": START}))
+    log.agent(error(3, -32002, "gone"), error(4, -32002, "gone"))
+    assert log.session("s9")["announced"] is log.session("s8")["announced"] is True
+
+
 def test_r11_resumed_session_without_snapshot_is_not_presumed_idle() -> None:
     live = Live()
     rid, _ = live.conn.send_resume(SID, "/w", replay=False)
@@ -1096,6 +1122,39 @@ def test_12_3_missing_resume_snapshot_is_a_diagnostic() -> None:
     live.agent(response(rid, {}))
     assert live.session()["state"] == {"state": "running"}
     assert len(live.conn.diagnostics) > before
+
+
+def test_6_3_a_replayed_idle_clears_cancel_requested() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"))
+    live.cancel()
+    rid, data = live.conn.send_resume(SID, "/w")
+    live.wrote(data)
+    live.upd(idle("cancelled"))
+    live.agent(response(rid, {}))
+    assert live.conn.session(SID).cancel_requested is False
+    live.upd(state("running"))
+    live.agent(permission(9, title="new work"))
+    assert live.answers(9) == []
+    assert live.session()["permissionRequests"][0]["status"] == "pending"
+
+
+@pytest.mark.parametrize("new_first", [False, True])
+def test_r15_after_a_replay_cancel_marks_the_replayed_unfinished_tool_calls(
+    new_first: bool,
+) -> None:
+    # The replayed `running` snapshot does not start work (6.3): where the current work
+    # started is unknown, so every unfinished tool call is marked.
+    log = Log()
+    if new_first:
+        log.client(request(1, "session/new", {"cwd": "/w"}))
+        log.agent(response(1, {"sessionId": SID}))
+    log.client(request(4, "session/resume", {"sessionId": SID, "cwd": "/w", "replayFrom": START}))
+    log.upd(tool("c1", status="in_progress"), state("running"))
+    log.agent(response(4, {}))
+    log.client(notification("session/cancel", {"sessionId": SID}))
+    assert log.entry("c1")["status"] == "cancelled"
 
 
 def _live_with_history() -> tuple[Live, int | str, int | str]:

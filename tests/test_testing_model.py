@@ -13,6 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from acp_client import Connection
 from acp_client.testing import FakeAgent, ReferenceModel
 from acp_client.testing.strategies import (
     chunked_message_updates,
@@ -696,3 +697,26 @@ def test_model_never_raises_on_bad_input(exchange: list[tuple[str, Any]]) -> Non
     model = ReferenceModel()
     model.feed_all(exchange)
     model.snapshot()
+
+
+def _both(agent: FakeAgent) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The model's and the passive Connection's session snapshots of one exchange."""
+    conn = Connection(live=False)
+    for direction, message in agent.messages:
+        conn.receive_message(copy.deepcopy(message), direction)
+    return session(run(agent)), session(conn.snapshot())
+
+
+def test_a27_resume_snapshot_is_no_completion_in_model_and_reducer() -> None:
+    a = FakeAgent(SID).new_session(0).state("running")
+    a.resume(1, replay=False).state("idle", "end_turn").resume_response(1)
+    for s in _both(a):
+        assert s["completedTurns"] == []
+        assert s["state"] == {"state": "idle", "stopReason": "end_turn"}
+
+
+def test_r15_replayed_running_starts_no_work_in_model_and_reducer() -> None:
+    a = FakeAgent(SID).new_session(0).resume(1)
+    a.tool_call("c1", status="in_progress").state("running").resume_response(1).cancel()
+    for s in _both(a):
+        assert tool_call(s, "c1")["status"] == "cancelled"

@@ -474,6 +474,7 @@ class _Session:
     created_by_new: bool = False
     closed: bool = False
     replaying: bool = False
+    resuming: int = 0
     ordinal: int = 0
     state: dict[str, Any] | None = None
     completed: list[str | None] = field(default_factory=list)
@@ -660,7 +661,9 @@ class ReferenceModel:
                 self._apply_setup_lists(s, result, pending.seq)
         elif method == "session/resume" and _is_str(params.get("sessionId")):
             s = self._session(params["sessionId"])
-            if s.replaying:
+            if params.get("replayFrom") is None:
+                s.resuming = max(0, s.resuming - 1)
+            elif s.replaying:
                 self._end_replay(s)
             if ok and _is_obj(result):
                 self._apply_setup_lists(s, result, pending.seq)
@@ -704,7 +707,8 @@ class ReferenceModel:
     def _resume_sent(self, s: _Session, params: dict[str, Any]) -> None:
         s.announced = True
         if params.get("replayFrom") is None:
-            return  # spec 12.2: no replay, keep everything
+            s.resuming += 1  # spec 12.2: no replay, keep everything; A27: resume snapshot
+            return
         # Spec 12.3 step 1: move entities into the previous generation, empty timeline.
         s.replaying = True
         s.previous = dict(s.entities)
@@ -930,7 +934,9 @@ class ReferenceModel:
                     self._terminal(s, item["terminalId"])  # R22 / R53
         previous = s.state.get("state") if s.state is not None else None
         s.state = payload
-        if not s.replaying:  # R31 / R51: snapshots during replay start and end nothing
+        # R31 / R51 / A27: snapshots during replay, or before a resume's response, start
+        # and end nothing.
+        if not s.replaying and not s.resuming:
             if state == "idle" and previous is not None and previous != "idle":
                 reason = payload.get("stopReason")
                 s.completed.append(reason)
