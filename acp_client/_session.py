@@ -923,11 +923,22 @@ class Session:
         """Bind an accepted prompt to its user message id; return whether it is echoed."""
         prompt.message_id = message_id
         self.prompts_by_message.setdefault(message_id, prompt)
-        if message_id in self._messages["user"]:
+        if self._user_message_applied(message_id):
             prompt.echoed = True
         else:
             self._awaiting_echo.setdefault(message_id, []).append(prompt)
         return prompt.echoed
+
+    def _user_message_applied(self, message_id: str) -> bool:
+        """Whether a user message with this id was ever applied here, in any generation."""
+        if message_id in self._user:
+            return True
+        if self._previous is not None and ("user", message_id) in self._previous:
+            return True  # applied before the replay that is running now
+        return any(
+            type(entry) is MessageState and entry.role == "user" and entry.message_id == message_id
+            for entry in self._unretained
+        )
 
     def add_permission(self, perm: PermissionState) -> None:
         """Record a permission request; an id answered before may come again (1.2)."""

@@ -1157,6 +1157,28 @@ def test_r15_after_a_replay_cancel_marks_the_replayed_unfinished_tool_calls(
     assert log.entry("c1")["status"] == "cancelled"
 
 
+@pytest.mark.parametrize("response_after_replay", [False, True])
+def test_r10_a_prompt_answered_after_its_message_left_in_a_replay_is_echoed(
+    response_after_replay: bool,
+) -> None:
+    # SNAPSHOT.md: echoed once its user message was applied in this session, whichever came
+    # first; it never returns to false when a later replay does not retain the message.
+    log = Log()
+    log.client(request(1, "session/new", {"cwd": "/w"}))
+    log.agent(response(1, {"sessionId": SID}))
+    log.client(prompt_request(2))
+    log.upd(msg("user", "u1", content=[]))
+    log.client(request(4, "session/resume", {"sessionId": SID, "cwd": "/w", "replayFrom": START}))
+    if not response_after_replay:
+        log.agent(response(2, {"messageId": "u1"}))
+    log.upd(idle())
+    log.agent(response(4, {}))
+    if response_after_replay:
+        log.agent(response(2, {"messageId": "u1"}))
+    [prompt] = log.session()["prompts"]
+    assert (prompt["messageId"], prompt["echoed"]) == ("u1", True)
+
+
 def _live_with_history() -> tuple[Live, int | str, int | str]:
     live = Live()
     live.new_session()
