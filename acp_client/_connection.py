@@ -117,9 +117,16 @@ def _request_ids(items: Iterable[Any]) -> list[int | str]:
 
 
 def _replays(params: Any) -> bool:
-    """Whether ``session/resume`` params ask for a replay (``replayFrom`` set, 12.3)."""
+    """Whether ``session/resume`` params (or raw ones) ask for a replay (``replayFrom``, 12.3)."""
+    if isinstance(params, dict):
+        return params.get("replayFrom") is not None
     replay_from = getattr(params, "replay_from", UNSET)
     return replay_from is not UNSET and replay_from is not None
+
+
+def _valid_request_id(value: Any) -> bool:
+    """A JSON-RPC request id: a string or a (non-boolean) integer."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _session_id_of(params: Any) -> str | None:
@@ -523,6 +530,16 @@ class Connection:
                 if self.live and direction == "incoming" and error.request_id is not None:
                     self._respond_error(error.request_id, error.code, error.message)
                 return
+        if isinstance(raw, dict) and isinstance(raw.get("method"), str):
+            sid = _session_id_of(raw.get("params"))
+            if sid is not None:
+                self._session(sid, events)  # 12.5: any message naming a session creates it
+            rid = raw.get("id")
+            if direction == "outgoing" and "id" in raw and _valid_request_id(rid):
+                # The client's own request, malformed (a log): tracked with its raw params,
+                # so that its answer is matched and nothing it started is lost (1.8).
+                request = s.Request(id=rid, method=raw["method"], params=raw.get("params", UNSET))
+                self._outgoing_request(request, events)
         if (
             self.live
             and direction == "incoming"

@@ -219,6 +219,23 @@ def test_1_5_batch_array_is_written_once_after_the_last_answer_in_any_order(
     assert sum(r["id"] is None for r in replies) == invalid
 
 
+def test_12_5_a_malformed_prompt_in_a_log_creates_its_session_and_is_still_tracked() -> None:
+    log = Log()
+    log.client(request(3, "session/prompt", {"sessionId": "s4", "prompt": [{"type": "image"}]}))
+    log.agent(error(3, -32602, "bad block"))
+    [prompt] = log.session("s4")["prompts"]
+    assert prompt["status"] == "rejected" and prompt["error"]["code"] == -32602
+    assert "orphan-response" not in log.codes() and "invalid-message" in log.codes()
+
+
+def test_12_5_a_malformed_agent_request_still_creates_its_session() -> None:
+    live = Live()
+    live.agent(permission(8, sid="s2", options=[]))
+    assert live.session("s2")["announced"] is False
+    [answer] = live.answers(8)
+    assert answer["error"]["code"] == -32602
+
+
 def test_1_3_unknown_notifications_are_ignored() -> None:
     log = Log()
     log.agent(
