@@ -124,11 +124,6 @@ def _replays(params: Any) -> bool:
     return replay_from is not UNSET and replay_from is not None
 
 
-def _valid_request_id(value: Any) -> bool:
-    """A JSON-RPC request id: a string or a (non-boolean) integer."""
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
 def _session_id_of(params: Any) -> str | None:
     sid = getattr(params, "session_id", None)
     if sid is None and isinstance(params, dict):
@@ -535,7 +530,7 @@ class Connection:
             if sid is not None:
                 self._session(sid, events)  # 12.5: any message naming a session creates it
             rid = raw.get("id")
-            if direction == "outgoing" and "id" in raw and _valid_request_id(rid):
+            if direction == "outgoing" and isinstance(rid, int | str) and not isinstance(rid, bool):
                 # The client's own request, malformed (a log): tracked with its raw params,
                 # so that its answer is matched and nothing it started is lost (1.8).
                 request = s.Request(id=rid, method=raw["method"], params=raw.get("params", UNSET))
