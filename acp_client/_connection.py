@@ -23,7 +23,7 @@ or order, and completion is the session's ``idle`` state, never the response.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 import msgspec
@@ -54,6 +54,8 @@ Direction = Literal["incoming", "outgoing"]
 _FAST_DECODE = msgspec.json.Decoder(_FastUpdate).decode
 _BATCH_DECODE = msgspec.json.Decoder(list[_FastUpdate]).decode
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError)
+#: Agent requests the embedder always answers (every other unknown one gets -32601 live).
+_AWAITED = frozenset({"session/request_permission", "elicitation/create"})
 _UPDATE_PARAMS = s.UpdateSessionNotification
 
 
@@ -140,6 +142,11 @@ class Connection:
             recorded log of both directions.
         terminal_limit: per-terminal byte retention limit for every session.
         max_line: the longest incoming line accepted, in bytes.
+        extension_methods: agent request methods the embedder answers itself (with
+            :meth:`answer_request` or :meth:`answer_error`). In live mode every other
+            request the connection does not handle is answered -32601 at once (1.3, 2.4);
+            ``session/request_permission`` and ``elicitation/create`` always wait for the
+            embedder.
 
     Example:
         >>> from acp_client import Connection
@@ -156,8 +163,11 @@ class Connection:
         live: bool = True,
         terminal_limit: int | None = None,
         max_line: int = DEFAULT_MAX_LINE,
+        extension_methods: Collection[str] = (),
     ) -> None:
         self.live = live
+        self.extension_methods = frozenset(extension_methods)
+        """Agent request methods the embedder answers itself (see the class docs)."""
         self.terminal_limit = terminal_limit
         self.diagnostics: list[Diagnostic] = []
         self.protocol_version: int | None = None
@@ -637,6 +647,9 @@ class Connection:
             if sid is not None:
                 self._session(sid, events)
             events.append(ev.AgentRequestReceived(request_id=rid, method=method, params=params))
+            if self.live and method not in _AWAITED and method not in self.extension_methods:
+                del self._pending_in[rid]  # 1.3: an unknown request is answered -32601
+                self._respond_error(rid, METHOD_NOT_FOUND, f"method not found: {method}")
 
     def _incoming_response(
         self, message: s.Response | s.ErrorResponse, events: list[ev.Event]

@@ -265,7 +265,11 @@ class PermissionWithdrawn(_SessionEvent, frozen=True):
 
 
 class AgentRequestReceived(Event, frozen=True):
-    """The agent sent a request acp_client does not handle (answer it or let it fail)."""
+    """The agent sent a request acp_client does not handle.
+
+    In live mode it was already answered -32601, unless its method is one of the
+    connection's ``extension_methods`` (or ``elicitation/create``): then answer it.
+    """
 
     request_id: int | str
     method: str

@@ -152,7 +152,7 @@ def _batch_replies(out: bytes) -> dict[Any, dict[str, Any]]:
 
 
 def test_1_5_requests_of_a_batch_are_answered_in_one_array_once_all_are_answered() -> None:
-    conn = Connection()
+    conn = Connection(extension_methods={"_acme/ask"})
     conn.receive_data(line([permission(1), request(2, "_acme/ask", {"q": 1}), 5, update(idle())]))
     assert conn.data_to_send() == b""  # the invalid entry's -32600 waits for the others
     assert conn.answer_method_not_found(2) == b""
@@ -164,6 +164,15 @@ def test_1_5_requests_of_a_batch_are_answered_in_one_array_once_all_are_answered
     assert conn.data_to_send() == b""
 
 
+def test_1_5_an_unknown_request_in_a_batch_is_answered_inside_its_array() -> None:
+    conn = Connection()
+    conn.receive_data(line([request(2, "_unknown/x"), permission(1)]))
+    assert conn.data_to_send() == b""  # the -32601 waits for the permission's answer
+    replies = _batch_replies(conn.answer_permission(1, None))
+    assert replies[2]["error"]["code"] == -32601
+    assert replies[1]["result"]["outcome"] == {"outcome": "cancelled"}
+
+
 def test_1_5_a_batch_request_with_malformed_params_is_answered_inside_the_array() -> None:
     conn = Connection()
     conn.receive_data(line([request(3, "session/request_permission", {"title": 3}), 7]))
@@ -173,7 +182,7 @@ def test_1_5_a_batch_request_with_malformed_params_is_answered_inside_the_array(
 
 
 def test_1_5_a_parsed_batch_given_to_receive_message_is_answered_in_one_array() -> None:
-    conn = Connection()
+    conn = Connection(extension_methods={"_acme/a", "_acme/b"})
     conn.receive_message([request(4, "_acme/a"), request(5, "_acme/b"), "x"])
     assert conn.answer_request(5, {"ok": True}) == b""
     replies = _batch_replies(conn.answer_error(4, -32000, "no"))
@@ -183,7 +192,7 @@ def test_1_5_a_parsed_batch_given_to_receive_message_is_answered_in_one_array() 
 
 
 def test_1_5_replies_owed_to_requests_outside_the_batch_go_on_their_own() -> None:
-    conn = Connection()
+    conn = Connection(extension_methods={"_x"})
     conn.receive_data(line(permission(1)))
     conn.receive_data(line([notification("$/cancel_request", {"requestId": 1}), request(2, "_x")]))
     withdrawn = json.loads(conn.data_to_send())
@@ -209,7 +218,7 @@ def test_1_5_passive_replay_of_a_batch_writes_nothing() -> None:
 def test_1_5_batch_array_is_written_once_after_the_last_answer_in_any_order(
     order: list[int], invalid: int
 ) -> None:
-    conn = Connection()
+    conn = Connection(extension_methods={f"_acme/m{i}" for i in range(4)})
     conn.receive_data(line([request(i, f"_acme/m{i}") for i in range(4)] + [0] * invalid))
     written = [conn.answer_request(i, {"i": i}) for i in order]
     assert written[:-1] == [b""] * 3
@@ -246,15 +255,35 @@ def test_1_3_unknown_notifications_are_ignored() -> None:
     assert log.conn.data_to_send() == b""
 
 
-def test_1_3_unknown_request_is_surfaced_and_answered_method_not_found() -> None:
+@pytest.mark.parametrize("method", ["_acme/ext", "fs/read_text_file", "terminal/create"])
+def test_1_3_unknown_request_is_surfaced_and_answered_method_not_found_at_once(
+    method: str,
+) -> None:
     live = Live()
-    events = live.agent(request(8, "_acme/ext", {"a": 1}))
-    assert events == [AgentRequestReceived(request_id=8, method="_acme/ext", params={"a": 1})]
-    live.wrote(live.conn.answer_method_not_found(8))
+    events = live.agent(request(8, method, {"a": 1}))
+    assert events == [AgentRequestReceived(request_id=8, method=method, params={"a": 1})]
     [answer] = live.answers(8)
     assert answer["error"]["code"] == -32601
+    assert live.conn.pending_agent_requests() == {}
     with pytest.raises(LocalProtocolError):
         live.conn.answer_method_not_found(8)
+
+
+def test_1_3_extension_methods_the_embedder_serves_wait_for_its_answer() -> None:
+    conn = Connection(extension_methods={"_acme/ext"})
+    conn.receive_data(line(request(8, "_acme/ext", {"a": 1})))
+    conn.receive_data(line(request(9, "elicitation/create", {"sessionId": SID})))
+    assert conn.data_to_send() == b""
+    assert conn.pending_agent_requests() == {8: "_acme/ext", 9: "elicitation/create"}
+    answer = json.loads(conn.answer_request(8, {"ok": 1}))
+    assert answer == {"jsonrpc": "2.0", "id": 8, "result": {"ok": 1}}
+
+
+def test_1_3_a_passive_replay_never_answers_unknown_requests() -> None:
+    log = Log()
+    log.agent(request(8, "_acme/ext"))
+    assert log.conn.data_to_send() == b""
+    assert log.conn.pending_agent_requests() == {8: "_acme/ext"}
 
 
 def test_r62_response_to_unknown_request_is_kept_raw_with_diagnostic() -> None:
