@@ -88,7 +88,8 @@ class LineBuffer:
             self._hold(data)
             return b""
         if self._pending:
-            self._pending.append(data[:end])
+            # One copy: the join reads the new bytes through a view, not a slice.
+            self._pending.append(memoryview(data)[:end])  # type: ignore[arg-type]
             body = b"".join(self._pending)
             self._pending = []
             self._pending_size = 0
