@@ -36,9 +36,12 @@ FINISHED_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
 
 def bad_base64_shape(data: str) -> bool:
-    """Whether ``data`` cannot be padded RFC 4648 base64: length, or ``=`` before the end."""
-    pad = data.find("=")
-    return bool(len(data) & 3) or -1 < pad < len(data) - 2
+    """Whether ``data`` has a bad shape that strict ``a2b_base64`` would still accept.
+
+    That is a length that is not a multiple of 4, or excess padding after a whole quantum
+    (``"YWJj===="``); strict decoding refuses every other misplaced ``=``.
+    """
+    return bool(len(data) & 3) or data.endswith("===")
 
 
 def decode_base64(data: str) -> bytes:

@@ -50,7 +50,6 @@ from ._entities import (
     TerminalState,
     TimelineEntry,
     ToolCallState,
-    bad_base64_shape,
     compact,
     decode_base64,
 )
@@ -73,6 +72,7 @@ _TEXT = s.TextContent
 _CHUNK_APPENDED = ev.MessageChunkAppended
 _OUTPUT_APPENDED = ev.TerminalOutputAppended
 _B64DECODE = partial(binascii.a2b_base64, strict_mode=True)
+_REMAINDER_4 = (3).__and__
 _RUNS = frozenset({_AGENT_CHUNK, _THOUGHT_CHUNK, _TERMINAL_CHUNK})
 
 
@@ -431,7 +431,10 @@ class Session:
         if term is None or term.limit is not None or terminal_ids.count(terminal_id) != n:
             return run
         datas = [u.data for u in run]
-        if any(map(bad_base64_shape, datas)):
+        # bad_base64_shape for the whole run, in C: a length not a multiple of 4, or "===".
+        if any(map(_REMAINDER_4, map(len, datas))) or any(
+            map(str.endswith, datas, repeat("===", n))
+        ):
             return run  # excess or missing padding: the handler reports each bad chunk
         try:
             pieces = list(map(_B64DECODE, datas))

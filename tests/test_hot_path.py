@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acp_client import Connection
+from acp_client._entities import decode_base64
 from acp_client._framing import LineBuffer
 from acp_client.schema import EXTRA_KEY
 from acp_client.testing.strategies import byte_stream_splits, updates
@@ -360,3 +361,41 @@ def test_a_run_of_terminal_chunks_with_a_non_ascii_one_keeps_the_good_ones() -> 
     assert conn.session("s1").terminals["t1"].output == b"ok!"
     assert [d.code for d in conn.diagnostics] == ["invalid-base64", "invalid-base64"]
     assert in_reads([b"".join(x + b"\n" for x in lines)]) == one_at_a_time(lines)
+
+
+_B64ISH = st.one_of(
+    st.text(alphabet="YWJjQ=A", max_size=12),
+    # valid base64 with 0-5 more "=" (excess padding, "YWJj====", is what strict lets in)
+    st.builds(
+        lambda raw, extra: base64.b64encode(raw).decode() + "=" * extra,
+        st.binary(max_size=7),
+        st.integers(0, 5),
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_B64ISH, min_size=2, max_size=8))
+def test_a_run_of_terminal_chunks_checks_padding_as_each_chunk_alone_does(
+    datas: list[str],
+) -> None:
+    """8.3/R25: the run's shape check refuses exactly the chunks the handler refuses."""
+    lines = [_line("s1", {"sessionUpdate": "terminal_update", "terminalId": "t1"})]
+    lines += [
+        _line("s1", {"sessionUpdate": "terminal_output_chunk", "terminalId": "t1", "data": d})
+        for d in datas
+    ]
+    assert in_reads([b"".join(x + b"\n" for x in lines)]) == one_at_a_time(lines)
+
+
+@given(_B64ISH)
+def test_decode_base64_takes_exactly_the_padded_rfc_4648_shapes(data: str) -> None:
+    """8.3: length a multiple of 4, ``=`` only as the last one or two characters."""
+    try:
+        decode_base64(data)
+        accepted = True
+    except ValueError:
+        accepted = False
+    body = data.rstrip("=")
+    shaped = len(data) % 4 == 0 and "=" not in body and len(data) - len(body) <= 2
+    assert accepted == shaped
