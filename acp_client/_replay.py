@@ -50,6 +50,8 @@ class Replayer:
         self._buffer: list[tuple[str, dict[str, Any], int | None]] = []
         self._adapter: V1Adapter | None = None
         self._v1: V1Adapter | None = None
+        self._client_seen = False  # the current connection has a client message
+        self._probing = False  # v1 without client traffic so far: an agent-only log?
         if protocol == 1:
             self._decide(1)
 
@@ -135,15 +137,33 @@ class Replayer:
             # A new connection (LOG-FORMATS.md 1.4): it speaks its own version.
             events = self._end_connection()
             self.version = None
+            self._client_seen = False
+        if direction == "outgoing":
+            self._client_seen = True
         if self.version is None:
             verdict = detect_v1(direction, message)
             if verdict is None and len(self._buffer) < _DECIDE_WITHIN:
                 self._buffer.append((direction, message, line))
                 return events
             self._decide(1 if verdict else 2)
-            events.extend(self._flush())
+        if self._probing:
+            if not self._client_seen and len(self._buffer) < _DECIDE_WITHIN:
+                self._buffer.append((direction, message, line))
+                return events
+            self._settle_probe()
+        events.extend(self._flush())
         events.extend(self._apply(direction, message, line))
         return events
+
+    def _settle_probe(self) -> None:
+        """Decide whether the v1 connection is an agent-only log (V1-TO-V2.md 9).
+
+        Without a client message in its first records, the adapter's degraded mode
+        synthesises the ``running`` states the missing prompts would have caused.
+        """
+        self._probing = False
+        if self._v1 is not None:
+            self._v1.agent_only = not self._client_seen
 
     def _count_raw(self, message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -160,6 +180,11 @@ class Replayer:
             # later connection keeps counting its synthetic ids (V1-TO-V2.md 4.1).
             self._v1 = V1Adapter()
         self._adapter = self._v1 if version == 1 else None
+        if self._v1 is not None:
+            self._v1.agent_only = False
+        # A v1 connection waits for its first client message (or the end of its records)
+        # before anything is applied: without one, it is replayed in degraded mode.
+        self._probing = version == 1 and not self._client_seen
 
     def _flush(self) -> list[Event]:
         events: list[Event] = []
@@ -195,7 +220,9 @@ class Replayer:
         events: list[Event] = []
         if self.version is None:
             self._decide(2)
-            events.extend(self._flush())
+        if self._probing:
+            self._settle_probe()
+        events.extend(self._flush())
         adapter = self._adapter
         if adapter is not None:
             before = len(adapter.diagnostics)
@@ -211,8 +238,14 @@ class Replayer:
         return events
 
     def all_diagnostics(self) -> list[Diagnostic]:
-        """Reader, adapter and connection diagnostics, in log order."""
-        merged = [*self.diagnostics, *self.connection.diagnostics]
+        """Reader, adapter and connection diagnostics, in log order.
+
+        A problem both the reader and the connection report for the same line (a response
+        pairing with no request, say) is listed once, as the reader put it.
+        """
+        seen = {(d.code, d.line) for d in self.diagnostics if d.line is not None}
+        merged = [*self.diagnostics]
+        merged += [d for d in self.connection.diagnostics if (d.code, d.line) not in seen]
         merged.sort(key=lambda d: d.line if d.line is not None else 0)
         return merged
 

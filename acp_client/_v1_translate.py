@@ -128,6 +128,24 @@ def _info(v1: dict[str, JSON], v1_key: str) -> JSON:
     return {"name": "", "version": ""}
 
 
+def auth_method(item: JSON) -> JSON:
+    """A v1 ``AuthMethod`` in v2 shape.
+
+    ``id`` becomes ``methodId``, no ``type`` means ``agent`` (schema-v1 ``AuthMethod``), and
+    a terminal method's ``env`` map becomes a list of ``EnvVariable``s.
+    """
+    if not isinstance(item, dict):
+        return item
+    out = dict(item)
+    if "methodId" not in out and "id" in out:
+        out["methodId"] = out.pop("id")
+    out.setdefault("type", "agent")
+    env = out.get("env")
+    if isinstance(env, dict):
+        out["env"] = [{"name": name, "value": value} for name, value in env.items()]
+    return out
+
+
 def initialize_result(result: dict[str, JSON]) -> dict[str, JSON]:
     """A v1 ``initialize`` result in v2 shape; ``protocolVersion`` is kept as received."""
     out: dict[str, JSON] = {
@@ -136,6 +154,9 @@ def initialize_result(result: dict[str, JSON]) -> dict[str, JSON]:
         if k not in ("agentCapabilities", "agentInfo", "capabilities", "info")
     }
     out["info"] = _info(result, "agentInfo")
+    methods = result.get("authMethods")
+    if isinstance(methods, list):
+        out["authMethods"] = [auth_method(item) for item in methods]
     if isinstance(result.get("capabilities"), dict):
         out["capabilities"] = result["capabilities"]
     else:

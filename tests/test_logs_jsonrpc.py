@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from acp_client import replay_log
 from acp_client.logs import METHOD_SIDES, RESULT_SIGNATURES, read_log
 
 
@@ -199,6 +200,13 @@ def test_orphan_in_a_batch_takes_the_batch_direction() -> None:
     result = read_log(jl([UPDATE, ok(77, {})]))
     assert directions(result) == ["incoming", "incoming"]
     assert [d.code for d in result.diagnostics] == ["orphan-response"]
+
+
+def test_replay_reports_an_orphan_response_once() -> None:
+    # LOG-FORMATS.md section 8: one `orphan-response` per record, though both the reader's
+    # pairing and the connection's request tracking notice it.
+    result = replay_log(jl(UPDATE, ok(77, {"messageId": "u"})))
+    assert [(d.code, d.line) for d in result.diagnostics] == [("orphan-response", 2)]
 
 
 def test_null_id_response_is_never_paired() -> None:

@@ -297,6 +297,38 @@ def test_initialize_without_client_or_agent_info_is_still_valid_v2() -> None:
     assert conn.agent_capabilities is not None
 
 
+def test_v1_auth_methods_take_v2s_shape() -> None:
+    # schema-v1 AuthMethod: `id`, and no `type` means `agent`; terminal `env` is a map.
+    # schema-v2: `methodId`, `type` required, `env` a list of EnvVariable.
+    methods = [
+        {"id": "login", "name": "Log in", "description": "d", "_meta": {"k": 1}},
+        {"id": "tui", "name": "TUI", "type": "terminal", "args": ["-l"], "env": {"A": "1"}},
+    ]
+    result = {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": methods}
+    out = run([outg(req(0, "initialize", {"protocolVersion": 1})), inc(res(0, result))])
+    assert out[1][1]["result"]["authMethods"] == [
+        {
+            "methodId": "login",
+            "name": "Log in",
+            "description": "d",
+            "_meta": {"k": 1},
+            "type": "agent",
+        },
+        {
+            "methodId": "tui",
+            "name": "TUI",
+            "type": "terminal",
+            "args": ["-l"],
+            "env": [{"name": "A", "value": "1"}],
+        },
+    ]
+    conn = Connection(live=False)
+    for direction, message in out:
+        conn.receive_message(message, direction=direction)
+    assert conn.diagnostics == []
+    assert [m.method_id for m in conn.auth_methods] == ["login", "tui"]
+
+
 @pytest.mark.parametrize(
     "stream",
     [
@@ -1831,3 +1863,35 @@ def test_set_config_option_without_type_gets_v2s_required_type(value: Any, kind:
     params = {"sessionId": S1, "configId": "model", "value": value}
     out = run([outg(req(6, "session/set_config_option", params))])
     assert out == [outg(req(6, "session/set_config_option", {**params, "type": kind}))]
+
+
+def _agent_stdout() -> list[Msg]:
+    """What a v1 agent wrote during two turns, without the client's side (V1-TO-V2.md 9)."""
+    return [
+        res(1, {"sessionId": S1}),
+        chunk("agent_message", "a"),
+        up({"sessionUpdate": "tool_call", "toolCallId": "c", "title": "T"}),
+        res(2, {"stopReason": "end_turn"}),
+        chunk("agent_message", "b"),
+        res(3, {"stopReason": "cancelled"}),
+    ]
+
+
+@pytest.mark.parametrize("protocol", [None, 1])
+def test_replay_of_an_agent_only_v1_log_synthesises_running_and_counts_turns(
+    protocol: int | None,
+) -> None:
+    log = "".join(json.dumps(m) + "\n" for m in _agent_stdout()).encode()
+    session = replay_log(log, protocol=protocol).snapshot()["sessions"][0]
+    assert session["completedTurns"] == ["end_turn", "cancelled"]
+    assert session["state"] == {"state": "idle", "stopReason": "cancelled"}
+
+
+def test_replay_of_a_v1_log_with_client_traffic_synthesises_no_running_before_a_prompt() -> None:
+    # V1-TO-V2.md 9: a log that starts mid-turn applies the updates before the first prompt
+    # request without synthesised state; only an agent-only log gets degraded mode.
+    stream = [chunk("agent_message", "early"), res(2, {"stopReason": "end_turn"}), prompt(3)]
+    stream += [chunk("agent_message", "b"), res(3, {"stopReason": "end_turn"})]
+    log = "".join(json.dumps(m) + "\n" for m in stream).encode()
+    session = replay_log(log, protocol=1).snapshot()["sessions"][0]
+    assert session["completedTurns"] == ["end_turn"]
