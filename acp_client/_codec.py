@@ -33,6 +33,7 @@ from msgspec import NODEFAULT, UNSET, UnsetType
 from . import _schema as s
 from ._diagnostics import Diagnostic
 from ._errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
+from ._lenient_json import decode_leniently
 
 __all__ = [
     "Decoder",
@@ -479,7 +480,7 @@ class Decoder:
         """
         try:
             message: s.Notification = _FAST.decode(data)
-        except (msgspec.ValidationError, msgspec.DecodeError):
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
             pass
         else:
             message.__class__ = _NOTIFICATION  # the same fields: a plain Notification
@@ -504,7 +505,7 @@ class Decoder:
         """
         try:
             message: s.Notification = _FAST.decode(data)
-        except (msgspec.ValidationError, msgspec.DecodeError):
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
             pass
         else:
             message.__class__ = _NOTIFICATION
@@ -546,8 +547,12 @@ class Decoder:
 def _parse(data: bytes | str) -> Any:
     try:
         return _PLAIN.decode(data)
-    except msgspec.DecodeError as exc:
-        raise RemoteProtocolError(f"not valid JSON: {exc}", code=PARSE_ERROR) from None
+    except (msgspec.DecodeError, RecursionError) as exc:  # RecursionError: nested too deep
+        error = exc
+    try:  # valid JSON msgspec refuses: a lone surrogate escape, a number beyond a double
+        return decode_leniently(data)
+    except (ValueError, RecursionError):
+        raise RemoteProtocolError(f"not valid JSON: {error}", code=PARSE_ERROR) from None
 
 
 _ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params", "result", "error"})

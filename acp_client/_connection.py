@@ -53,7 +53,7 @@ __all__ = ["Connection", "Direction", "SentRequest"]
 Direction = Literal["incoming", "outgoing"]
 _FAST_DECODE = msgspec.json.Decoder(_FastUpdate).decode
 _BATCH_DECODE = msgspec.json.Decoder(list[_FastUpdate]).decode
-_FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError)
+_FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError, RecursionError)
 #: Agent requests the embedder always answers (every other unknown one gets -32601 live).
 _AWAITED = frozenset({"session/request_permission", "elicitation/create"})
 _UPDATE_PARAMS = s.UpdateSessionNotification
@@ -501,7 +501,7 @@ class Connection:
             params = obj.get("params")
             try:
                 typed = msgspec.convert(params, _UPDATE_PARAMS)
-            except msgspec.ValidationError:
+            except (msgspec.ValidationError, UnicodeEncodeError):  # a lone surrogate key
                 pass
             else:
                 return s.Notification(method="session/update", params=typed)

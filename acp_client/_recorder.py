@@ -46,7 +46,7 @@ class Recorder:
         head = _ENC.encode(direction)
         try:
             value = _PLAIN.decode(line)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             if direction == "incoming":
                 text = line.decode("utf-8", errors="replace")
                 self._write(head, b',"raw":' + _ENC.encode(text))

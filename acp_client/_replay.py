@@ -88,7 +88,7 @@ class Replayer:
             return None
         try:
             params: _Params = _to_params(message.get("params"), _Params)
-        except msgspec.ValidationError:
+        except (msgspec.ValidationError, UnicodeEncodeError):  # a lone surrogate key
             return None
         self.messages += 1
         update = params.update

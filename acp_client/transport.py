@@ -332,7 +332,7 @@ class AgentConnection:
         else:
             try:
                 obj = _PLAIN.decode(line)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 events = conn.receive_line(line)
             else:
                 for item in obj if isinstance(obj, list) else [obj]:
@@ -347,7 +347,7 @@ class AgentConnection:
     def _maybe_switch_to_v1(self, line: bytes) -> None:
         try:
             obj = _PLAIN.decode(line)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return
         if not isinstance(obj, dict) or obj.get("id") != self._initialize_id:
             return

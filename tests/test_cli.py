@@ -266,3 +266,64 @@ def test_stats_with_jobs_reports_stats_per_log(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr.decode()
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert [line["updates"] for line in lines] == [8, 8]
+
+
+def test_stats_of_a_log_with_diagnostics(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    lines = FakeAgent("s").agent_chunk("m", "hi").log_lines("jsonrpc")
+    log.write_text(lines[0] + "\nnot json\n")
+    for extra in ((), ("--json",)):
+        out = run_cli("replay", "--stats", *extra, str(log))
+        assert out.returncode == 0, out.stderr.decode()
+        assert b"malformed-line" in out.stdout
+    text = tmp_path / "text.log"
+    text.write_text("x\n")
+    unreadable = run_cli("replay", "--stats", str(text))
+    assert unreadable.returncode == 3 and b"Traceback" not in unreadable.stderr
+    assert b"no-format-detected" in unreadable.stderr
+
+
+def test_a_negative_terminal_limit_is_a_usage_error() -> None:
+    out = run_cli("replay", "--terminal-limit", "-3")
+    assert out.returncode == 2 and b"--terminal-limit" in out.stderr
+
+
+def test_usage_beyond_a_double_renders(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(FakeAgent("s").usage(10**400, 3).log_lines("jsonrpc")) + "\n")
+    out = run_cli("replay", str(log))
+    assert out.returncode == 0, out.stderr.decode()
+    assert b"%)" in out.stdout
+
+
+def test_a_line_nested_too_deep_is_one_malformed_line(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    lines = FakeAgent("s").agent_chunk("m", "hi").log_lines("jsonrpc")
+    deep = '{"a":' * 5000 + "1" + "}" * 5000
+    log.write_text(lines[0] + "\n" + deep + "\n" + lines[0] + "\n")
+    snap = snapshot_of(str(log))
+    assert [(d["line"], d["code"]) for d in snap["diagnostics"]] == [(2, "malformed-line")]
+    assert len(snap["sessions"][0]["timeline"][0]["content"]) == 2
+
+
+def test_follow_shows_what_the_end_of_the_log_completed(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    log = tmp_path / "nolf.jsonl"
+    lines = FakeAgent("s").state("running").state("idle", stop_reason="end_turn")
+    log.write_text("\n".join(lines.log_lines("jsonrpc")))  # the last line has no newline
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acp_client.cli", "replay", "--follow", str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err.decode()
+    assert b"end_turn" in out

@@ -57,6 +57,7 @@ from acp_client import (
     SessionClosed,
     SessionCreated,
     UnmatchedResponseReceived,
+    replay_log,
 )
 
 START = {"type": "start"}
@@ -102,6 +103,31 @@ def test_1_8_inbound_request_with_malformed_params_is_answered_invalid_params() 
     live.agent(request(9, "session/request_permission", {"sessionId": SID, "title": 3}))
     [answer] = live.answers(9)
     assert answer["error"]["code"] == -32602
+
+
+def test_1_8_a_line_nested_too_deep_is_skipped_and_the_read_goes_on() -> None:
+    conn = Connection()
+    deep = b"[" * 5000 + b"]" * 5000 + b"\n"
+    events = conn.receive_data(deep + line(update(chunk("agent", "a", "x"))))
+    assert [d.code for d in conn.diagnostics] == ["malformed-line"]
+    assert InvalidMessageReceived in {type(e) for e in events}
+    assert conn.snapshot()["sessions"][0]["timeline"] == [message_entry("agent", "a", "x")]
+
+
+def test_1_8_valid_json_msgspec_refuses_is_applied_live_as_in_a_replay() -> None:
+    # A lone surrogate escape (also as a key) and a number beyond a double are valid JSON.
+    raw = (
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+        b'{"sessionUpdate":"tool_call_update","toolCallId":"c","title":"a\\ud800",'
+        b'"rawInput":{"\\ud800":1e400}}}}\n'
+    )
+    live = Connection()
+    live.receive_data(raw)
+    assert live.diagnostics == []
+    [entry] = live.snapshot()["sessions"][0]["timeline"]
+    assert entry["title"] == "a\ud800"
+    assert entry["rawInput"] == {"\ud800": float("inf")}
+    assert replay_log(raw).snapshot()["sessions"] == live.snapshot()["sessions"]
 
 
 def test_1_5_batch_entries_are_applied_in_array_order() -> None:

@@ -199,6 +199,24 @@ def test_broken_document_without_any_record_is_also_no_format() -> None:
     assert result.fatal
 
 
+@pytest.mark.parametrize("terminated", [True, False])
+def test_json_lines_with_a_broken_first_line_are_not_a_document(terminated: bool) -> None:
+    # 1.2 would read the input as a document (the first line starts with "{" and does not
+    # parse), but its first value does not decode and the lines after it are records: it is
+    # JSON Lines (1.3: a line before the first record that does not parse is skipped).
+    data = b'{"jsonrpc":"2.0","meth\n' + jl(INIT, INIT_OK, UPDATE)
+    result = read_log(data if terminated else data[:-1])
+    assert [r.line for r in result.records] == [2, 3, 4]
+    assert where(result) == [("malformed-line", 1)]
+    assert not result.fatal
+
+
+def test_a_broken_first_line_nested_too_deep_does_not_lose_the_log() -> None:
+    result = read_log(b"[" * 5000 + b"]" * 5000 + b"\n" + jl(INIT))
+    assert [r.line for r in result.records] == [2]
+    assert where(result) == [("malformed-line", 1)]
+
+
 def test_document_invalid_utf8() -> None:
     text = json.dumps([ZED_INIT], indent=2).encode() + b"\n[\xff]"
     result = read_log(text)

@@ -114,7 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--protocol", type=int, choices=[1, 2], help="force the protocol version of the log"
     )
     replay.add_argument(
-        "--terminal-limit", type=int, metavar="BYTES", help="retain at most BYTES per terminal"
+        "--terminal-limit",
+        type=_byte_count,
+        metavar="BYTES",
+        help="retain at most BYTES per terminal",
     )
     replay.add_argument("--no-thoughts", action="store_true", help="hide the agent's thoughts")
     replay.add_argument("--markdown", action="store_true", help="render message text as Markdown")
@@ -150,6 +153,17 @@ def _seconds(text: str) -> float:
         value = -1.0
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _byte_count(text: str) -> int:
+    """A ``--terminal-limit`` value: a whole number of bytes, 0 or more (else a usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of bytes (0 or more), got {text!r}")
     return value
 
 

@@ -72,6 +72,8 @@ def follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int:
     for item in reader.close():
         _apply(replayer, item)
     replayer.finish()
+    if not args.json:  # what the end of the log completed (a last line, a document)
+        console.print(view())
     if reader.fatal:
         status = EXIT_UNREADABLE
     elif reader.stopped_early:

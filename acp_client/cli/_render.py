@@ -523,8 +523,8 @@ class _Renderer:
         parts: list[str | tuple[str, str]] = [("usage: ", "bold")]
         if isinstance(used, int) and isinstance(size, int):
             parts.append(f"{used:,} / {size:,} tokens")
-            if size > 0:
-                parts.append((f" ({100 * used / size:.0f}%)", "dim"))
+            if size > 0:  # integer arithmetic: any size of int, no float overflow
+                parts.append((f" ({(200 * used + size) // (2 * size)}%)", "dim"))
         else:
             parts.append(f"{_s(used)} / {_s(size)} tokens")
         cost = usage.get("cost")

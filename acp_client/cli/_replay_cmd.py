@@ -154,7 +154,14 @@ def _print_stats(name: str, stats: dict[str, Any], console: Any) -> None:
 
 def _fatal_message(payload: Any) -> str | None:
     if isinstance(payload, dict):
-        for diag in payload.get("diagnostics", ()):
+        diagnostics = payload.get("diagnostics", ())
+        if isinstance(diagnostics, dict):  # --stats: counts by "severity:code"
+            for key in diagnostics:
+                code = str(key).rpartition(":")[2]
+                if code in _FATAL_CODES:
+                    return code
+            return None
+        for diag in diagnostics:
             if diag.get("code") in _FATAL_CODES:
                 return f"{diag.get('code')}: {diag.get('message')}"
     return None

@@ -7,21 +7,13 @@ line of its first character. Decoding stops at the first value that does not dec
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
+from acp_client._lenient_json import DECODER
+from acp_client._lenient_json import skip_whitespace as _skip
+
 __all__ = ["DocumentError", "iter_document"]
-
-_WS = re.compile(r"[ \t\n\r]*")
-
-
-def _skip(text: str, pos: int) -> int:
-    """Position of the first non-whitespace character at or after ``pos``."""
-    match = _WS.match(text, pos)
-    assert match is not None  # the pattern matches the empty string
-    return match.end()
 
 
 class DocumentError(Exception):
@@ -31,28 +23,6 @@ class DocumentError(Exception):
         super().__init__(message)
         self.line = line
         self.message = message
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-def decode_line_leniently(raw: bytes) -> Any:
-    r"""One line that msgspec refused but JSON's grammar allows, read by Python's ``json``.
-
-    A number beyond a double (``1e309`` reads as infinity) or a lone surrogate escape
-    (``"\ud800"``, written by ``JSON.stringify``) is valid JSON; the record then goes on,
-    and a non-finite ``time`` is dropped as ``bad-time``. Raises ``ValueError`` (including
-    ``UnicodeDecodeError``) for a line that is not UTF-8 JSON.
-    """
-    text = raw.decode("utf-8")
-    value, end = _DECODER.raw_decode(text, _skip(text, 0))
-    if _skip(text, end) != len(text):
-        raise ValueError("extra data after the value")
-    return value
 
 
 def iter_document(data: bytes, first_line: int) -> Iterator[tuple[int, Any]]:
@@ -70,7 +40,7 @@ def iter_document(data: bytes, first_line: int) -> Iterator[tuple[int, Any]]:
     except UnicodeDecodeError as exc:
         text = data[: exc.start].decode("utf-8")
         bad_utf8 = first_line + data.count(b"\n", 0, exc.start)
-    raw_decode = _DECODER.raw_decode
+    raw_decode = DECODER.raw_decode
     n = len(text)
     counted = 0
     line = first_line
@@ -84,7 +54,7 @@ def iter_document(data: bytes, first_line: int) -> Iterator[tuple[int, Any]]:
     def decode(pos: int) -> tuple[Any, int]:
         try:
             return raw_decode(text, pos)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
             if bad_utf8 is not None:
                 raise DocumentError(bad_utf8, "the document is not valid UTF-8") from None
             raise DocumentError(line_at(pos), f"value does not decode: {exc}") from None

@@ -28,7 +28,8 @@ from typing import IO, Any, Literal, TypeAlias
 import msgspec
 
 from acp_client._diagnostics import Diagnostic
-from acp_client.logs._document import DocumentError, decode_line_leniently, iter_document
+from acp_client._lenient_json import decode_leniently as decode_line_leniently
+from acp_client.logs._document import DocumentError, iter_document
 from acp_client.logs._formats import SHAPE_OF_FORMAT, Mapper, detect_format, shape
 from acp_client.logs._input import ByteLines, InputFatal
 from acp_client.logs._pairing import Item, Pairing, Perspective, Sink
@@ -47,6 +48,8 @@ LogSource: TypeAlias = bytes | bytearray | memoryview | str | os.PathLike[str] |
 """Where a log comes from: its bytes, a file name (``"-"``: standard input), or a binary file."""
 
 _CHUNK = 1 << 16  # small chunks keep few records alive at once: less GC work
+#: A line that does not decode: bad JSON, or nested deeper than the decoder's recursion limit.
+_UNDECODABLE = (msgspec.DecodeError, RecursionError)
 
 
 class _Stop(Exception):
@@ -103,6 +106,7 @@ class LogReader:
         self._mode: Literal["lines", "document"] | None = None
         self._document: list[bytes] = []
         self._document_line = 0
+        self._document_unterminated = False  # its last line had no line break
         self._nonblank = False
         self._ready: list[LogRecord | Diagnostic] = []
         self._format: FormatId | None = None
@@ -206,7 +210,7 @@ class LogReader:
             self._document.extend(lines)
             return
         decode = msgspec.json.decode
-        decode_error = msgspec.DecodeError
+        decode_error = _UNDECODABLE
         mapper = self._mapper
         handler = mapper.handler if mapper is not None else None
         file_shape = mapper.shape if mapper is not None else None
@@ -221,7 +225,7 @@ class LogReader:
                     self._lineno = lineno
                     try:
                         value = decode_line_leniently(raw)
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         pass
                     else:
                         self._value(lineno, value)
@@ -255,18 +259,19 @@ class LogReader:
         self._lineno += 1
         if self._mode == "document":
             self._document.append(raw)
+            self._document_unterminated = True
             return
         try:
             value = msgspec.json.decode(raw)
-        except msgspec.DecodeError as exc:
+        except _UNDECODABLE as exc:
             try:
                 value = decode_line_leniently(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 self._bad_line(raw, exc, final=True)
                 return
         self._value(self._lineno, value)
 
-    def _bad_line(self, raw: bytes, exc: msgspec.DecodeError, *, final: bool) -> bool:
+    def _bad_line(self, raw: bytes, exc: Exception, *, final: bool) -> bool:
         """Handle a line that does not parse; return whether document mode starts here."""
         stripped = raw.strip(b" \t\r")
         if not stripped:
@@ -290,16 +295,34 @@ class LogReader:
         return False
 
     def _read_document(self) -> None:
-        data = b"\n".join(self._document)
+        lines = self._document
+        data = b"\n".join(lines)
         self._document = []
+        read = 0
         try:
             for line, value in iter_document(data, self._document_line):
+                read += 1
                 self._value(line, value)
         except DocumentError as exc:
+            if read == 0 and _records_follow(lines[1:]):
+                # Not a document after all: JSON Lines whose first line is broken. Its other
+                # lines are read as lines (1.3: a line before the first record that does not
+                # parse is reported and skipped), so that nothing after it is lost.
+                self._reread_as_lines(lines)
+                return
             self.error("malformed-document", exc.line, f"{exc.message}; reading stops here")
             if self._format is None:
                 self._fail("no-format-detected", None, "no record of a known log format")
             raise _Halt from None
+
+    def _reread_as_lines(self, lines: list[bytes]) -> None:
+        self._mode = "lines"
+        self._lineno = self._document_line
+        self.error("malformed-line", self._lineno, "not a line of UTF-8 JSON")
+        last = lines.pop() if self._document_unterminated and len(lines) > 1 else None
+        self._lines(lines[1:])
+        if last is not None:
+            self._last_line(last)
 
     # -- records --------------------------------------------------------------------------
 
@@ -511,3 +534,15 @@ def read_log(
             fatal=items.fatal,
             stopped_early=items.stopped_early,
         )
+
+
+def _records_follow(lines: list[bytes]) -> bool:
+    """Whether one of ``lines`` is, on its own, a record of a known format (JSON Lines)."""
+    for raw in lines:
+        try:
+            value = msgspec.json.decode(raw)
+        except _UNDECODABLE:
+            continue
+        if shape(value) is not None:
+            return True
+    return False

@@ -1,0 +1,45 @@
+r"""JSON that msgspec refuses but the JSON grammar allows, read with Python's ``json``.
+
+A number beyond a double (``1e309`` reads as infinity) or a lone surrogate escape
+(``"\ud800"``, as ``JSON.stringify`` writes it) is valid JSON that msgspec does not decode.
+The log reader and the connection fall back to this reader for such text, so both paths
+keep the message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["DECODER", "decode_leniently", "skip_whitespace"]
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def skip_whitespace(text: str, pos: int) -> int:
+    """Position of the first non-whitespace character at or after ``pos``."""
+    match = _WS.match(text, pos)
+    assert match is not None  # the pattern matches the empty string
+    return match.end()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+#: Python's JSON decoder without the ``NaN`` / ``Infinity`` extensions.
+DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def decode_leniently(raw: bytes | str) -> Any:
+    """Decode one JSON value that msgspec refused but JSON's grammar allows.
+
+    Raises ``ValueError`` (including ``UnicodeDecodeError``) for text that is not UTF-8
+    JSON, and ``RecursionError`` for a value nested too deep.
+    """
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    value, end = DECODER.raw_decode(text, skip_whitespace(text, 0))
+    if skip_whitespace(text, end) != len(text):
+        raise ValueError("extra data after the value")
+    return value
