@@ -34,7 +34,7 @@ from . import _schema as s
 from ._batches import BatchReplies
 from ._codec import Decoder, _FastUpdate, encode, message_from_builtins
 from ._diagnostics import Diagnostic
-from ._entities import MessageState
+from ._entities import MessageState, TerminalState, ToolCallState
 from ._errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -118,6 +118,17 @@ def _request_ids(items: Iterable[Any]) -> list[int | str]:
     return ids
 
 
+def _cancelled_entity(session: Session, params: Any) -> ToolCallState | TerminalState | None:
+    """The tool call or terminal a ``tool_call/cancel`` / ``terminal/cancel`` names."""
+    tool_call_id = getattr(params, "tool_call_id", None)
+    if isinstance(tool_call_id, str):
+        return session.tool_calls.get(tool_call_id)
+    terminal_id = getattr(params, "terminal_id", None)
+    if isinstance(terminal_id, str):
+        return session.terminals.get(terminal_id)
+    return None
+
+
 def _replays(params: Any) -> bool:
     """Whether ``session/resume`` params (or raw ones) ask for a replay (``replayFrom``, 12.3)."""
     if isinstance(params, dict):
@@ -186,6 +197,8 @@ class Connection:
         self._unmatched: list[Any] = []
         self.line: int | None = None
         self._sent_events: list[ev.Event] = []
+        self._requests_sent = False  # a request other than initialize was sent (1.4)
+        self._elicitation = False  # the client's initialize advertised elicitation
         self.record_sends = True
         """Whether ``send_*`` record what they build (a transport that translates the
         messages, to v1 say, turns this off and records the translation instead)."""
@@ -271,6 +284,21 @@ class Connection:
             )
         )
 
+    def _agent_session(self, session_id: str, events: list[ev.Event]) -> Session:
+        """The session an agent message names; live, one never announced is unusual (12.5)."""
+        if (
+            self.live
+            and session_id not in self._sessions
+            and not any(p.method == "session/new" for p in self._pending_out.values())
+        ):
+            self._note(
+                "unannounced-session",
+                f"the agent named session {session_id!r}, which no session/new or"
+                " session/resume announced (12.5); it is created",
+                session_id=session_id,
+            )
+        return self._session(session_id, events)
+
     def _session(self, session_id: str, events: list[ev.Event] | None = None) -> Session:
         session = self._sessions.get(session_id)
         if session is None:
@@ -287,7 +315,7 @@ class Connection:
     def _apply_update(self, params: s.UpdateSessionNotification, events: list[ev.Event]) -> None:
         session = self._sessions.get(params.session_id)
         if session is None:
-            session = self._session(params.session_id, events)
+            session = self._agent_session(params.session_id, events)
         session.line = self.line
         if session.closed:
             self._note(
@@ -537,8 +565,11 @@ class Connection:
                 return
         if isinstance(raw, dict) and isinstance(raw.get("method"), str):
             sid = _session_id_of(raw.get("params"))
-            if sid is not None:
-                self._session(sid, events)  # 12.5: any message naming a session creates it
+            if sid is not None:  # 12.5: any message naming a session creates it
+                if direction == "incoming":
+                    self._agent_session(sid, events)
+                else:
+                    self._session(sid, events)
             rid = raw.get("id")
             if direction == "outgoing" and isinstance(rid, int | str) and not isinstance(rid, bool):
                 # The client's own request, malformed (a log): tracked with its raw params,
@@ -619,7 +650,7 @@ class Connection:
         sid = _session_id_of(params)
         self._pending_in[rid] = (method, params, sid)
         if method == "session/request_permission":
-            session = self._session(params.session_id, events)
+            session = self._agent_session(params.session_id, events)
             subject = params.subject
             tool_call_id = None
             if type(subject) is s.ToolCallPermissionSubject:
@@ -637,17 +668,22 @@ class Connection:
                     session_id=session.session_id, request_id=rid, request=params
                 )
             )
-            if (
-                self.live
-                and session.cancel_requested
-                and not session.in_background(tool_call_id, perm.terminal_id)
+            if self.live and (
+                session.lifecycle == "closing"  # 11.5: the close cancels the work
+                or (
+                    session.cancel_requested
+                    and not session.in_background(tool_call_id, perm.terminal_id)
+                )
             ):
                 self._answer_permission(perm, None, events)
         else:
             if sid is not None:
-                self._session(sid, events)
+                self._agent_session(sid, events)
             events.append(ev.AgentRequestReceived(request_id=rid, method=method, params=params))
-            if self.live and method not in _AWAITED and method not in self.extension_methods:
+            served = method in self.extension_methods or (
+                method in _AWAITED and (method != "elicitation/create" or self._elicitation)
+            )
+            if self.live and not served:
                 del self._pending_in[rid]  # 1.3: an unknown request is answered -32601
                 self._respond_error(rid, METHOD_NOT_FOUND, f"method not found: {method}")
 
@@ -699,6 +735,17 @@ class Connection:
     def _on_initialize(
         self, rid: Any, pending: _Pending, result: Any, error: Any, events: list[ev.Event]
     ) -> None:
+        version = getattr(result, "protocol_version", None)
+        if isinstance(result, dict):
+            version = result.get("protocolVersion")
+        asked = getattr(pending.params, "protocol_version", None)
+        if type(version) is int and type(asked) is int and version > asked:
+            self._note(
+                "protocol-version-mismatch",
+                f"initialize asked for protocol {asked}; the agent answered {version},"
+                " which the client did not offer (C2)",
+                "error",
+            )
         if isinstance(result, s.InitializeResponse):
             self.protocol_version = result.protocol_version
             self.agent_info = result.info
@@ -764,6 +811,11 @@ class Connection:
             events.append(
                 ev.ReplayFinished(session_id=sid, ok=error is None, unretained=unretained)
             )
+        if error is not None and getattr(error, "code", None) == RESOURCE_NOT_FOUND:
+            # 10.5 / 12.3 step 5: -32002 says the session is gone: it is closed.
+            session.closed = True
+            session.lifecycle = "closed"
+            events.append(ev.SessionClosed(session_id=sid))
 
     def _on_prompt(
         self, rid: Any, pending: _Pending, result: Any, error: Any, events: list[ev.Event]
@@ -835,15 +887,10 @@ class Connection:
         sid = pending.session_id
         if sid is None or sid not in self._sessions:
             return
-        session = self._sessions[sid]
-        tool_call_id = getattr(pending.params, "tool_call_id", None)
-        if isinstance(tool_call_id, str) and tool_call_id in session.tool_calls:
-            call = session.tool_calls[tool_call_id]
-            call.cancel_pending = error is None and not call.finished
-        terminal_id = getattr(pending.params, "terminal_id", None)
-        if isinstance(terminal_id, str) and terminal_id in session.terminals:
-            term = session.terminals[terminal_id]
-            term.cancel_pending = error is None and not term.exited
+        entity = _cancelled_entity(self._sessions[sid], pending.params)
+        if entity is not None:
+            done = entity.finished if isinstance(entity, ToolCallState) else entity.exited
+            entity.cancel_pending = error is None and not done
 
     # ------------------------------------------------------------ client -> agent
 
@@ -852,10 +899,21 @@ class Connection:
         method = message.method
         params = message.params
         if method == "initialize":
-            self._pending_out.clear()
-            self._pending_in.clear()
+            if any(p.method != "initialize" for p in self._pending_out.values()):
+                # A log's new connection (LOG-FORMATS.md 1.4): the old one's requests are gone.
+                self._pending_out.clear()
+                self._pending_in.clear()
+            caps = getattr(params, "capabilities", None)
+            if isinstance(params, dict):
+                caps = params.get("capabilities")
+            elicitation = getattr(caps, "elicitation", UNSET)
+            if isinstance(caps, dict):
+                elicitation = caps.get("elicitation", UNSET)
+            self._elicitation = elicitation is not UNSET and elicitation is not None
         elif rid in self._pending_out:
             self._note("duplicate-request-id", f"the client reused pending request id {rid!r}")
+        if method != "initialize":
+            self._requests_sent = True
         sid = _session_id_of(params)
         pending = _Pending(method, params, sid)
         self._pending_out[rid] = pending
@@ -884,6 +942,10 @@ class Connection:
                 events.append(ev.ReplayStarted(session_id=sid))
             else:
                 session.begin_resume()
+        elif method in ("tool_call/cancel", "terminal/cancel"):
+            entity = _cancelled_entity(session, params)
+            if entity is not None:
+                entity.cancel_pending = True  # 11.6: "cancelling…" until confirmed or refused
         elif method == "session/close":
             session.lifecycle = "closing"
             if self.live:
@@ -986,7 +1048,16 @@ class Connection:
         protocol_version: int = 2,
         capabilities: s.ClientCapabilities | None = None,
     ) -> SentRequest:
-        """``initialize``: ask for ``protocol_version`` and advertise the client."""
+        """``initialize``: ask for ``protocol_version`` and advertise the client.
+
+        Raises:
+            LocalProtocolError: another request was sent already (initialize is repeatable
+                only until then, section 1.4).
+        """
+        if self._requests_sent:
+            raise LocalProtocolError(
+                "initialize is repeatable only until another request is sent (1.4)"
+            )
         params = s.InitializeRequest(
             protocol_version=protocol_version,
             info=s.Implementation(name=name, version=version),

@@ -246,7 +246,11 @@ class Annotations(Wire):
 
     audience: Annotated[list[str] | None | UnsetType, DS] = UNSET
     last_modified: OptStr = UNSET
-    priority: Annotated[Annotated[float, Meta(ge=0, le=1)] | None | UnsetType, D] = UNSET
+    # int | float: a number is kept as received (``1`` stays ``1``, SNAPSHOT.md).
+    priority: Annotated[
+        Annotated[int, Meta(ge=0, le=1)] | Annotated[float, Meta(ge=0, le=1)] | None | UnsetType,
+        D,
+    ] = UNSET
     meta: Meta_ = UNSET
 
 
@@ -623,7 +627,7 @@ else:
 class Cost(Wire):
     """Cumulative session cost; ``currency`` is the unit of ``amount``."""
 
-    amount: float
+    amount: int | float  # kept as received: 1 stays 1 (SNAPSHOT.md)
     currency: str
     meta: Meta_ = UNSET
 

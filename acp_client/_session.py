@@ -846,7 +846,18 @@ class Session:
         )
 
     def _touch_background(self, background: list[Any]) -> None:
+        seen: set[tuple[bool, str]] = set()
         for item in background:
+            if type(item) is s.BackgroundTerminal:
+                key = (True, item.terminal_id)
+            elif type(item) is s.BackgroundToolCall:
+                key = (False, item.tool_call_id)
+            else:
+                continue  # an unknown kind of work: kept, not checked
+            if key in seen:
+                what = "terminal" if key[0] else "tool call"
+                self._note("background-duplicate", f"background lists {what} {key[1]!r} twice")
+            seen.add(key)
             if type(item) is s.BackgroundTerminal:
                 self._terminal(item.terminal_id)
             elif type(item) is s.BackgroundToolCall and item.tool_call_id not in self._tool_calls:

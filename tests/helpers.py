@@ -15,8 +15,10 @@ from typing import Any
 
 from acp_client import Connection, Decoder, Session
 from acp_client._events import Event
+from acp_client.schema import ClientCapabilities
 
 SID = "sess_1"
+INFO = {"name": "agent", "version": "1"}
 
 
 # ------------------------------------------------------------------ builders
@@ -264,6 +266,13 @@ class Live:
     def upd(self, *upds: dict[str, Any], sid: str = SID) -> list[Event]:
         """``session/update`` notifications for one session."""
         return self.agent(*(update(u, sid) for u in upds))
+
+    def initialize(self, **capabilities: Any) -> int | str:
+        """``initialize`` advertising ``capabilities`` (e.g. ``elicitation={"form": {}}``)."""
+        rid, data = self.conn.send_initialize(capabilities=ClientCapabilities(**capabilities))
+        self.wrote(data)
+        self.agent(response(rid, {"protocolVersion": 2, "capabilities": {}, "info": INFO}))
+        return rid
 
     def new_session(self, sid: str = SID, result: dict[str, Any] | None = None) -> int | str:
         """``session/new`` answered with ``sid``."""

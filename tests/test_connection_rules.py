@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from helpers import (
+    INFO,
     PERM_OPTIONS,
     SID,
     Live,
@@ -59,6 +60,7 @@ from acp_client import (
     UnmatchedResponseReceived,
     replay_log,
 )
+from acp_client.schema import ClientCapabilities
 
 START = {"type": "start"}
 CMD_X = {"type": "command", "name": "x", "description": "X"}
@@ -95,7 +97,11 @@ def test_1_8_non_json_line_is_skipped_with_diagnostic() -> None:
     events = conn.receive_data(b"{oops\n" + line(update(chunk("agent", "a", "x"))))
     assert isinstance(events[0], InvalidMessageReceived)
     assert conn.snapshot()["sessions"][0]["timeline"] == [message_entry("agent", "a", "x")]
-    assert [d["severity"] for d in conn.snapshot()["diagnostics"]] == ["error"]
+    diagnostics = conn.snapshot()["diagnostics"]
+    assert [(d["severity"], d["code"]) for d in diagnostics] == [
+        ("error", "malformed-line"),
+        ("warning", "unannounced-session"),  # live, and no session/new (12.5)
+    ]
 
 
 def test_1_8_inbound_request_with_malformed_params_is_answered_invalid_params() -> None:
@@ -109,7 +115,7 @@ def test_1_8_a_line_nested_too_deep_is_skipped_and_the_read_goes_on() -> None:
     conn = Connection()
     deep = b"[" * 5000 + b"]" * 5000 + b"\n"
     events = conn.receive_data(deep + line(update(chunk("agent", "a", "x"))))
-    assert [d.code for d in conn.diagnostics] == ["malformed-line"]
+    assert [d.code for d in conn.diagnostics] == ["malformed-line", "unannounced-session"]
     assert InvalidMessageReceived in {type(e) for e in events}
     assert conn.snapshot()["sessions"][0]["timeline"] == [message_entry("agent", "a", "x")]
 
@@ -123,7 +129,7 @@ def test_1_8_valid_json_msgspec_refuses_is_applied_live_as_in_a_replay() -> None
     )
     live = Connection()
     live.receive_data(raw)
-    assert live.diagnostics == []
+    assert [d.code for d in live.diagnostics] == ["unannounced-session"]
     [entry] = live.snapshot()["sessions"][0]["timeline"]
     assert entry["title"] == "a\ud800"
     assert entry["rawInput"] == {"\ud800": float("inf")}
@@ -271,6 +277,55 @@ def test_12_5_a_malformed_agent_request_still_creates_its_session() -> None:
     assert answer["error"]["code"] == -32602
 
 
+def test_1_3_elicitation_the_client_did_not_advertise_is_answered_method_not_found() -> None:
+    live = Live()
+    live.initialize()
+    live.new_session()
+    live.agent(request(9, "elicitation/create", {"sessionId": SID, "message": "m"}))
+    [answer] = live.answers(9)
+    assert answer["error"]["code"] == -32601
+
+
+def test_1_4_initialize_is_repeatable_only_until_another_request_is_sent() -> None:
+    conn = Connection()
+    first, _ = conn.send_initialize()
+    second, _ = conn.send_initialize()
+    ok = {"protocolVersion": 2, "capabilities": {}, "info": INFO}
+    conn.receive_data(line(response(first, ok)) + line(response(second, ok)))
+    assert conn.diagnostics == []  # both answers matched (the latest success counts)
+    assert conn.protocol_version == 2
+    conn.send_new_session("/w")
+    with pytest.raises(LocalProtocolError):
+        conn.send_initialize()
+
+
+def test_c2_an_answer_with_a_protocol_version_not_offered_is_an_error() -> None:
+    conn = Connection()
+    rid, _ = conn.send_initialize(protocol_version=2)
+    conn.receive_data(line(response(rid, {"protocolVersion": 3, "capabilities": {}, "info": INFO})))
+    assert [(d.code, d.severity) for d in conn.diagnostics] == [
+        ("protocol-version-mismatch", "error")
+    ]
+
+
+def test_12_5_an_unannounced_session_seen_live_is_a_diagnostic_but_replay_is_quiet() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"), sid="zz")
+    assert "unannounced-session" in live.codes()
+    log = Log()
+    log.upd(state("running"), sid="zz")
+    assert log.codes() == []
+
+
+def test_12_5_updates_before_the_session_new_result_are_not_unannounced() -> None:
+    live = Live()
+    rid, _ = live.conn.send_new_session("/w")
+    live.upd(state("idle"))
+    live.agent(response(rid, {"sessionId": SID}))
+    assert "unannounced-session" not in live.codes()
+
+
 def test_1_3_unknown_notifications_are_ignored() -> None:
     log = Log()
     log.agent(
@@ -297,6 +352,7 @@ def test_1_3_unknown_request_is_surfaced_and_answered_method_not_found_at_once(
 
 def test_1_3_extension_methods_the_embedder_serves_wait_for_its_answer() -> None:
     conn = Connection(extension_methods={"_acme/ext"})
+    conn.send_initialize(capabilities=ClientCapabilities(elicitation={"form": {}}))
     conn.receive_data(line(request(8, "_acme/ext", {"a": 1})))
     conn.receive_data(line(request(9, "elicitation/create", {"sessionId": SID})))
     assert conn.data_to_send() == b""
@@ -778,6 +834,7 @@ def test_r18_permission_about_background_work_after_cancel_stays_pending() -> No
 
 def test_r19_cancel_answers_pending_elicitation_with_cancel_action() -> None:
     live = Live()
+    live.initialize(elicitation={"form": {}})
     live.new_session()
     live.agent(
         request(
@@ -888,6 +945,7 @@ def test_r62_cancel_request_for_answered_or_unknown_id_is_ignored() -> None:
 
 def test_r20_cancel_request_for_elicitation_answers_cancel() -> None:
     live = Live()
+    live.initialize(elicitation={"form": {}})
     live.new_session()
     live.agent(
         request(
@@ -946,6 +1004,29 @@ def test_11_5_close_failure_leaves_the_session_open() -> None:
     assert live.conn.session(SID).lifecycle == "open"
 
 
+def test_11_5_a_permission_request_while_closing_is_answered_cancelled() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"))
+    _, data = live.conn.send_close(SID)
+    live.wrote(data)
+    live.agent(permission(7))
+    [answer] = live.answers(7)
+    assert answer["result"]["outcome"] == {"outcome": "cancelled"}
+
+
+@pytest.mark.parametrize("replay", [True, False])
+def test_10_5_a_resume_answered_session_not_found_closes_the_session(replay: bool) -> None:
+    live = Live()
+    live.new_session()
+    rid, data = live.conn.send_resume(SID, "/w", replay=replay)
+    live.wrote(data)
+    events = live.agent(error(rid, -32002, "gone", data={"sessionId": SID}))
+    assert SessionClosed(session_id=SID) in events
+    session = live.conn.session(SID)
+    assert session.closed and session.lifecycle == "closed"
+
+
 def test_r38_updates_after_close_are_applied_with_diagnostic() -> None:
     live = Live()
     live.new_session()
@@ -982,12 +1063,23 @@ def test_11_6_tool_call_cancel_accepted_then_confirmed() -> None:
     rid, data = live.conn.send_cancel_tool_call(SID, "c1")
     live.wrote(data)
     assert live.sent[-1]["params"] == {"sessionId": SID, "toolCallId": "c1"}
-    live.agent(response(rid, {}))
     call = live.conn.session(SID).tool_calls["c1"]
+    assert call.cancel_pending  # 2.2: "in flight or accepted"
+    live.agent(response(rid, {}))
     assert call.cancel_pending and call.status == "in_progress"
     live.upd(tool("c1", status="cancelled"))
     assert not call.cancel_pending
     assert live.session()["state"] == {"state": "running"}
+
+
+def test_11_6_terminal_cancel_is_pending_while_in_flight() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(term("t1", capabilities={"cancel": {}}))
+    rid, _ = live.conn.send_cancel_terminal(SID, "t1")
+    assert live.conn.session(SID).terminals["t1"].cancel_pending
+    live.agent(error(rid, -32602, "already exited"))
+    assert not live.conn.session(SID).terminals["t1"].cancel_pending
 
 
 def test_r59_tool_call_cancel_rejected_clears_the_mark() -> None:

@@ -356,7 +356,7 @@ def test_a_run_of_terminal_chunks_with_a_non_ascii_one_keeps_the_good_ones() -> 
         _line("s1", {"sessionUpdate": "terminal_output_chunk", "terminalId": "t1", "data": d})
         for d in datas
     ]
-    conn = Connection()
+    conn = Connection(live=False)
     conn.receive_data(b"".join(line + b"\n" for line in lines))
     assert conn.session("s1").terminals["t1"].output == b"ok!"
     assert [d.code for d in conn.diagnostics] == ["invalid-base64", "invalid-base64"]

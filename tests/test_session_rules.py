@@ -7,6 +7,7 @@ snapshot (SNAPSHOT.md shapes) and on events.
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import pytest
@@ -691,6 +692,16 @@ def test_r22_background_terminal_item_creates_the_terminal() -> None:
     assert log.session()["terminals"] == [{"terminalId": "t9", "output": "", "truncatedBytes": 0}]
 
 
+def test_6_4_work_listed_twice_in_background_is_a_diagnostic() -> None:
+    log = Log()
+    t9 = {"type": "terminal", "terminalId": "t9"}
+    log.upd(term("t9"), state("running", background=[t9, {"type": "_x", "id": 1}]))
+    assert log.codes() == []
+    log.upd(state("running", background=[t9, t9, {"type": "_x"}, {"type": "_x"}]))
+    assert log.codes() == ["background-duplicate"]
+    assert log.session()["state"]["background"] == [t9, t9, {"type": "_x"}, {"type": "_x"}]
+
+
 def test_r53_background_tool_call_for_unknown_id_is_not_created() -> None:
     log = Log()
     log.upd(state("running", background=[{"type": "tool_call", "toolCallId": "c9"}]))
@@ -1305,6 +1316,23 @@ def test_r33_usage_cost_omitted_keeps_null_clears_meta_replaced() -> None:
     assert log.session()["usage"] == {"used": 2, "size": 10, "cost": cost}
     log.upd({"sessionUpdate": "usage_update", "used": 3, "size": 11, "cost": None})
     assert log.session()["usage"] == {"used": 3, "size": 11}
+
+
+def test_numbers_are_kept_as_received_in_the_snapshot() -> None:
+    # SNAPSHOT.md: values exactly as received: an integral `amount` or `priority` is not 1.0.
+    log = Log()
+    log.upd(
+        {
+            "sessionUpdate": "usage_update",
+            "used": 1,
+            "size": 2,
+            "cost": {"amount": 1, "currency": "USD"},
+        }
+    )
+    block = text("x", annotations={"priority": 1})
+    log.upd(msg("agent", "a", content=[block]))
+    out = json.dumps(log.session())
+    assert '"amount": 1,' in out and '"priority": 1}' in out
 
 
 def test_9_4_usage_without_used_is_rejected() -> None:
