@@ -23,6 +23,8 @@ or order, and completion is the session's ``idle`` state, never the response.
 
 from __future__ import annotations
 
+import ntpath
+import posixpath
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
@@ -127,6 +129,48 @@ def _cancelled_entity(session: Session, params: Any) -> ToolCallState | Terminal
     if isinstance(terminal_id, str):
         return session.terminals.get(terminal_id)
     return None
+
+
+_PROMPT_CAPABILITY: dict[type[Any], str] = {
+    s.ImageContent: "image",
+    s.AudioContent: "audio",
+    s.EmbeddedResource: "embedded_context",
+}
+
+
+def _absolute(path: str) -> bool:
+    """An absolute path in POSIX or Windows syntax (not a URI)."""
+    return posixpath.isabs(path) or ntpath.isabs(path)
+
+
+def _check_config_value(options: Sequence[Any] | None, config_id: str, value: str | bool) -> None:
+    """C21: set only a listed value of a select, or a boolean of a boolean option."""
+    if not options:
+        return  # no list reported: nothing to check against
+    for option in options:
+        if getattr(option, "config_id", None) != config_id:
+            continue
+        if type(option) is s.SessionConfigBoolean:
+            if not isinstance(value, bool):
+                raise LocalProtocolError(f"config option {config_id!r} takes a boolean (C21)")
+        elif type(option) is s.SessionConfigSelect and (
+            isinstance(value, bool) or value not in _select_values(option.options)
+        ):
+            raise LocalProtocolError(
+                f"{value!r} is not a value of config option {config_id!r} (C21)"
+            )
+        return
+    raise LocalProtocolError(f"the session lists no config option {config_id!r} (C21)")
+
+
+def _select_values(options: list[dict[str, Any]]) -> set[Any]:
+    values: set[Any] = set()
+    for item in options:
+        if "groupId" in item:
+            values.update(o.get("value") for o in item.get("options") or ())
+        else:
+            values.add(item.get("value"))
+    return values
 
 
 def _replays(params: Any) -> bool:
@@ -1072,7 +1116,13 @@ class Connection:
         mcp_servers: Iterable[s.McpServer] = (),
         additional_directories: Iterable[str] | None = None,
     ) -> SentRequest:
-        """``session/new`` in the absolute directory ``cwd``."""
+        """``session/new`` in the absolute directory ``cwd``.
+
+        Raises:
+            LocalProtocolError: a relative path, or ``additional_directories`` the agent
+                did not advertise (C6).
+        """
+        self._check_roots(cwd, additional_directories)
         params = s.NewSessionRequest(cwd=cwd, mcp_servers=list(mcp_servers))
         if additional_directories is not None:
             params.additional_directories = list(additional_directories)
@@ -1087,7 +1137,13 @@ class Connection:
         mcp_servers: Iterable[s.McpServer] = (),
         additional_directories: Iterable[str] | None = None,
     ) -> SentRequest:
-        """``session/resume``; with ``replay`` the agent replays its retained history."""
+        """``session/resume``; with ``replay`` the agent replays its retained history.
+
+        Raises:
+            LocalProtocolError: a relative path, or ``additional_directories`` the agent
+                did not advertise (C6).
+        """
+        self._check_roots(cwd, additional_directories)
         params = s.ResumeSessionRequest(
             session_id=session_id, cwd=cwd, mcp_servers=list(mcp_servers)
         )
@@ -1101,16 +1157,49 @@ class Connection:
         """``session/prompt`` with text or content blocks; the returned id tracks it.
 
         Raises:
-            LocalProtocolError: the prompt is empty (the protocol forbids it).
+            LocalProtocolError: the prompt is empty (the protocol forbids it), or holds a
+                block the agent's prompt capabilities do not allow (C5).
         """
         blocks: list[s.ContentBlock] = (
             [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
         )
         if not blocks:
             raise LocalProtocolError("a prompt needs at least one content block")
+        self._check_prompt_blocks(blocks)
         return self.send_request(
             "session/prompt", s.PromptRequest(session_id=session_id, prompt=blocks)
         )
+
+    def _prompt_capabilities(self) -> s.PromptCapabilities | None:
+        session = getattr(self.agent_capabilities, "session", None)
+        prompt = getattr(session, "prompt", None)
+        return prompt if isinstance(prompt, s.PromptCapabilities) else None
+
+    def _check_prompt_blocks(self, blocks: list[s.ContentBlock]) -> None:
+        """C5: only content types the agent's prompt capabilities allow (once known)."""
+        if self.agent_capabilities is None:
+            return  # not initialized here: nothing to check against
+        caps = self._prompt_capabilities()
+        for block in blocks:
+            field = _PROMPT_CAPABILITY.get(type(block))
+            if field is not None and getattr(caps, field, None) in (None, UNSET):
+                raise LocalProtocolError(
+                    f"the agent does not accept {type(block).__name__} in prompts"
+                    f" (session.prompt.{field} not advertised, C5)"
+                )
+
+    def _check_roots(self, cwd: str, additional: Iterable[str] | None) -> None:
+        """C6: absolute paths only; additional directories only if advertised."""
+        extra = [] if additional is None else list(additional)
+        for path in (cwd, *extra):
+            if not _absolute(path):
+                raise LocalProtocolError(f"{path!r} is not an absolute path (C6)")
+        if extra and self.agent_capabilities is not None:
+            session = getattr(self.agent_capabilities, "session", None)
+            if getattr(session, "additional_directories", None) in (None, UNSET):
+                raise LocalProtocolError(
+                    "the agent does not advertise session.additionalDirectories (C6)"
+                )
 
     def send_cancel(self, session_id: str) -> bytes:
         """``session/cancel``; also answers the session's pending permission requests.
@@ -1130,7 +1219,15 @@ class Connection:
     def send_set_config_option(
         self, session_id: str, config_id: str, value: str | bool
     ) -> SentRequest:
-        """``session/set_config_option`` (a select value id, or a boolean)."""
+        """``session/set_config_option`` (a select value id, or a boolean).
+
+        Raises:
+            LocalProtocolError: the session lists config options and ``value`` is not one
+                of this option's values (select) or not a boolean (boolean), or the option
+                is not listed (C21).
+        """
+        session = self._sessions.get(session_id)
+        _check_config_value(session.config_options if session else None, config_id, value)
         params = s.SetSessionConfigOptionRequest(
             session_id=session_id,
             config_id=config_id,

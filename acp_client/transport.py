@@ -515,16 +515,21 @@ class AgentConnection:
         return await self._await_response("initialize", sent.request_id, sent.data)
 
     async def new_session(self, cwd: str, *, mcp_servers: Sequence[Any] = ()) -> str:
-        """``session/new``; return the new session's id."""
-        params = s.NewSessionRequest(cwd=cwd, mcp_servers=list(mcp_servers))
+        """``session/new`` (a relative ``cwd`` is made absolute, C6); return the new id."""
+        params = s.NewSessionRequest(cwd=os.path.abspath(cwd), mcp_servers=list(mcp_servers))
         result = await self._call("session/new", params)
         if isinstance(result, s.NewSessionResponse):
             return result.session_id
         raise AgentError(f"session/new returned no session id: {result!r}")
 
     async def resume_session(self, session_id: str, cwd: str, *, replay: bool = True) -> Any:
-        """``session/resume`` (with ``replay``, the agent replays its retained history)."""
-        params = s.ResumeSessionRequest(session_id=session_id, cwd=cwd, mcp_servers=[])
+        """``session/resume`` (with ``replay``, the agent replays its retained history).
+
+        A relative ``cwd`` is made absolute (C6).
+        """
+        params = s.ResumeSessionRequest(
+            session_id=session_id, cwd=os.path.abspath(cwd), mcp_servers=[]
+        )
         if replay:
             params.replay_from = s.ReplayFromStart()
         return await self._call("session/resume", params)

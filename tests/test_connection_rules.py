@@ -60,7 +60,12 @@ from acp_client import (
     UnmatchedResponseReceived,
     replay_log,
 )
-from acp_client.schema import ClientCapabilities
+from acp_client.schema import (
+    ClientCapabilities,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+)
 
 START = {"type": "start"}
 CMD_X = {"type": "command", "name": "x", "description": "X"}
@@ -324,6 +329,60 @@ def test_12_5_updates_before_the_session_new_result_are_not_unannounced() -> Non
     live.upd(state("idle"))
     live.agent(response(rid, {"sessionId": SID}))
     assert "unannounced-session" not in live.codes()
+
+
+def _initialized(session_caps: dict[str, Any]) -> Connection:
+    conn = Connection()
+    rid, _ = conn.send_initialize()
+    result = {"protocolVersion": 2, "capabilities": {"session": session_caps}, "info": INFO}
+    conn.receive_data(line(response(rid, result)))
+    return conn
+
+
+def test_c5_prompt_blocks_need_the_agents_prompt_capabilities() -> None:
+    image = ImageContent(data="aGk=", mime_type="image/png")
+    link = ResourceLink(uri="file:///a", name="a")
+    conn = _initialized({})
+    conn.send_prompt(SID, [TextContent(text="t"), link])  # text and links always
+    with pytest.raises(LocalProtocolError, match="image"):
+        conn.send_prompt(SID, [TextContent(text="t"), image])
+    _initialized({"prompt": {"image": {}}}).send_prompt(SID, [image])
+    Connection().send_prompt(SID, [image])  # capabilities unknown: not checked
+
+
+@pytest.mark.parametrize("path", ["relative/dir", "file:///w", ""])
+def test_c6_paths_must_be_absolute(path: str) -> None:
+    conn = Connection()
+    with pytest.raises(LocalProtocolError):
+        conn.send_new_session(path)
+    with pytest.raises(LocalProtocolError):
+        conn.send_resume(SID, path)
+    with pytest.raises(LocalProtocolError):
+        conn.send_new_session("/w", additional_directories=[path])
+    conn.send_new_session("/w")
+    conn.send_new_session("C:\\work")
+
+
+def test_c6_additional_directories_only_if_advertised() -> None:
+    with pytest.raises(LocalProtocolError, match="additionalDirectories"):
+        _initialized({}).send_new_session("/w", additional_directories=["/q"])
+    _initialized({"additionalDirectories": {}}).send_new_session(
+        "/w", additional_directories=["/q"]
+    )
+
+
+def test_c21_set_only_listed_values_or_booleans() -> None:
+    live = Live()
+    live.new_session()
+    grouped = [{"groupId": "g", "name": "G", "options": [{"value": "code", "name": "Code"}]}]
+    mode = {"type": "select", "configId": "mode", "name": "M", "currentValue": "code"}
+    live.upd(opts({**mode, "options": grouped}, OPT_B))
+    conn = live.conn
+    conn.send_set_config_option(SID, "mode", "code")
+    conn.send_set_config_option(SID, "b", False)
+    for config_id, value in [("mode", "zzz"), ("mode", True), ("b", "yes"), ("nope", "a")]:
+        with pytest.raises(LocalProtocolError, match="C21"):
+            conn.send_set_config_option(SID, config_id, value)
 
 
 def test_1_3_unknown_notifications_are_ignored() -> None:
