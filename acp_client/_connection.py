@@ -34,6 +34,7 @@ from msgspec import UNSET
 from . import _events as ev
 from . import _schema as s
 from ._batches import BatchReplies
+from ._checks import option_problems, relative_path
 from ._codec import Decoder, _FastUpdate, encode, message_from_builtins
 from ._diagnostics import Diagnostic
 from ._entities import MessageState, TerminalState, ToolCallState
@@ -705,6 +706,14 @@ class Connection:
                 subject.tool_call_id, str
             ):
                 tool_call_id = subject.tool_call_id
+            for problem in option_problems(params.options):
+                self._note("invalid-permission-request", problem, session_id=session.session_id)
+            if type(subject) is s.CommandPermissionSubject and relative_path(subject.cwd):
+                self._note(
+                    "relative-path",
+                    f"permission request {rid!r}: command cwd {subject.cwd!r} (A21)",
+                    session_id=session.session_id,
+                )
             perm = PermissionState(rid, session.session_id, params, tool_call_id)
             session.add_permission(perm)
             events.append(

@@ -39,6 +39,7 @@ from msgspec import UNSET
 
 from . import _events as ev
 from . import _schema as s
+from ._checks import command_problems, config_problems, relative_path
 from ._diagnostics import Diagnostic
 from ._entities import (
     FINISHED_STATUSES,
@@ -592,6 +593,10 @@ class Session:
                 change = "cleared"
         if u.locations is not UNSET:
             call._locations = list(u.locations) if u.locations else []
+            for location in call._locations:
+                path = getattr(location, "path", None)
+                if relative_path(path):
+                    self._note("relative-path", f"tool call location path {path!r} (A24)")
         if u.raw_input is not UNSET:
             call.raw_input = u.raw_input
         if u.raw_output is not UNSET:
@@ -639,6 +644,8 @@ class Session:
             term.command = u.command
         if u.cwd is not UNSET:
             term.cwd = u.cwd
+            if relative_path(u.cwd):
+                self._note("relative-path", f"terminal {u.terminal_id!r}: cwd {u.cwd!r} (A13)")
         change: ev.ContentChange = "unchanged"
         output = u.output
         if output is None:
@@ -700,11 +707,15 @@ class Session:
         return ev.PlanUpdated(session_id=self.session_id, plan_id=plan_id, created=created)
 
     def _commands(self, u: s.AvailableCommandsUpdate) -> ev.Event:
+        for problem in command_problems(u.available_commands):
+            self._note("invalid-commands", problem)
         self.available_commands = list(u.available_commands)
         self.commands_updates += 1
         return ev.AvailableCommandsUpdated(session_id=self.session_id)
 
     def _config(self, u: s.ConfigOptionUpdate) -> ev.Event:
+        for problem in config_problems(u.config_options):
+            self._note("invalid-config", problem)
         self.config_options = list(u.config_options)
         self.config_updates += 1
         return ev.ConfigOptionsUpdated(session_id=self.session_id)
@@ -829,6 +840,12 @@ class Session:
                         )
                     if stop_reason == "refusal":
                         self._exclude_refused()
+                    if stop_reason == "error" and self.cancel_requested:
+                        self._note(
+                            "cancel-ended-with-error",
+                            "work cancelled with session/cancel ended with `error`; it must"
+                            " end with `cancelled` (A11)",
+                        )
                     self._check_pending_permissions()
                     self._check_unechoed()
                 # Any idle ends what came before: the next work's prompt is placed after

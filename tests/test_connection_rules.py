@@ -385,6 +385,16 @@ def test_c21_set_only_listed_values_or_booleans() -> None:
             conn.send_set_config_option(SID, config_id, value)
 
 
+def test_a21_permission_options_offered_twice_and_relative_cwd_are_diagnosed() -> None:
+    live = Live()
+    live.new_session()
+    options = [*PERM_OPTIONS, PERM_OPTIONS[0]]
+    subject = {"type": "command", "command": "ls", "cwd": "rel"}
+    live.agent(permission(4, options=options, subject=subject))
+    assert live.codes() == ["invalid-permission-request", "relative-path"]
+    assert live.session()["permissionRequests"][0]["status"] == "pending"
+
+
 def test_1_3_unknown_notifications_are_ignored() -> None:
     log = Log()
     log.agent(

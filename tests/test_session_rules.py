@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from helpers import (
     SID,
+    Live,
     Log,
     apply,
     b64,
@@ -1508,3 +1509,53 @@ def test_r54_item_leaving_background_without_final_status_is_a_diagnostic() -> N
     assert codes == ["background-dropped-unfinished"]  # c1 dropped unfinished; t1 had exited
     call = conn.session("s").tool_calls["c1"]
     assert call.status == "in_progress"  # nothing inferred
+
+
+# ---------------------------------------------------------------- 14.2 agent obligations
+
+
+def test_a29_command_names_with_whitespace_or_twice_are_diagnosed_and_kept() -> None:
+    log = Log()
+    commands = [
+        {"type": "command", "name": "ok", "description": "d"},
+        {"type": "command", "name": "two words", "description": "d"},
+        {"type": "command", "name": "ok", "description": "again"},
+    ]
+    log.upd({"sessionUpdate": "available_commands_update", "availableCommands": commands})
+    assert log.codes() == ["invalid-commands", "invalid-commands"]
+    assert log.sess().available_commands is not None
+    assert len(log.sess().available_commands) == 3
+
+
+def test_a19_select_current_value_not_listed_or_values_twice_are_diagnosed() -> None:
+    log = Log()
+    select = {"type": "select", "configId": "m", "name": "M"}
+    good = {**select, "currentValue": "a", "options": [{"value": "a", "name": "A"}]}
+    log.upd({"sessionUpdate": "config_option_update", "configOptions": [good]})
+    assert log.codes() == []
+    bad = {
+        **select,
+        "currentValue": "z",
+        "options": [{"value": "a", "name": "A"}, {"value": "a", "name": "A2"}],
+    }
+    log.upd({"sessionUpdate": "config_option_update", "configOptions": [bad, good]})
+    assert log.codes() == ["invalid-config"] * 3  # not listed, value twice, option twice
+
+
+def test_a13_a24_relative_paths_from_the_agent_are_diagnosed() -> None:
+    log = Log()
+    log.upd(term("t1", cwd="/abs"), tool("c1", locations=[{"path": "/abs/f.py"}]))
+    assert log.codes() == []
+    log.upd(term("t2", cwd="rel"), tool("c2", locations=[{"path": "src/f.py"}]))
+    assert log.codes() == ["relative-path", "relative-path"]
+    assert log.terminal("t2")["cwd"] == "rel"
+
+
+def test_a11_cancelled_work_ending_with_error_is_diagnosed() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(state("running"))
+    live.cancel()
+    live.upd(idle("error", error={"code": -32603, "message": "boom"}))
+    assert "cancel-ended-with-error" in live.codes()
+    assert live.session()["completedTurns"] == ["error"]

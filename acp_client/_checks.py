@@ -1,0 +1,76 @@
+"""Checks of agent obligations the client can see (ACP-V2-CLIENT-STATE.md 14.2).
+
+Each function returns the problems it finds, as sentences for a diagnostic; the state is
+applied as received either way. They run on the rare updates that carry lists (commands,
+config options, permission options) and on paths, never on chunks.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import posixpath
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from . import _schema as s
+
+__all__ = ["command_problems", "config_problems", "option_problems", "relative_path"]
+
+
+def _repeated(values: Iterable[Any]) -> list[Any]:
+    seen: set[Any] = set()
+    twice: list[Any] = []
+    for value in values:
+        if value in seen and value not in twice:
+            twice.append(value)
+        seen.add(value)
+    return twice
+
+
+def command_problems(commands: Iterable[Any]) -> Iterator[str]:
+    """A29: command names contain no whitespace and are unique."""
+    names = [c.name for c in commands if type(c) is s.Command]
+    for name in names:
+        if any(ch.isspace() for ch in name):
+            yield f"command name {name!r} contains whitespace (A29)"
+    for name in _repeated(names):
+        yield f"command name {name!r} is listed twice (A29)"
+
+
+def _select_values(options: list[dict[str, Any]]) -> list[Any]:
+    values: list[Any] = []
+    for item in options:
+        if "groupId" in item:
+            values += [o.get("value") for o in item.get("options") or ()]
+        else:
+            values.append(item.get("value"))
+    return values
+
+
+def config_problems(options: Sequence[Any]) -> Iterator[str]:
+    """A19: a select's ``currentValue`` is one of its values, and values are unique."""
+    for option in options:
+        if type(option) is not s.SessionConfigSelect:
+            continue
+        values = _select_values(option.options)
+        if option.current_value not in values:
+            yield (
+                f"config option {option.config_id!r}: currentValue {option.current_value!r}"
+                " is not one of its values (A19)"
+            )
+        for value in _repeated(values):
+            yield f"config option {option.config_id!r}: value {value!r} is listed twice (A19)"
+    for config_id in _repeated(getattr(o, "config_id", None) for o in options):
+        if config_id is not None:
+            yield f"config option {config_id!r} is listed twice (A19)"
+
+
+def option_problems(options: Iterable[Any]) -> Iterator[str]:
+    """A21: a permission request's ``optionId``s are unique."""
+    for option_id in _repeated(getattr(o, "option_id", None) for o in options):
+        yield f"permission option {option_id!r} is offered twice (A21)"
+
+
+def relative_path(path: object) -> bool:
+    """A13/A21/A24: a path the agent sent that is not absolute (POSIX or Windows syntax)."""
+    return isinstance(path, str) and not (posixpath.isabs(path) or ntpath.isabs(path))
