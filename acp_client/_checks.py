@@ -14,7 +14,13 @@ from typing import Any
 
 from . import _schema as s
 
-__all__ = ["command_problems", "config_problems", "option_problems", "relative_path"]
+__all__ = [
+    "command_problems",
+    "config_problems",
+    "elicitation_problem",
+    "option_problems",
+    "relative_path",
+]
 
 
 def _repeated(values: Iterable[Any]) -> list[Any]:
@@ -74,3 +80,35 @@ def option_problems(options: Iterable[Any]) -> Iterator[str]:
 def relative_path(path: object) -> bool:
     """A13/A21/A24: a path the agent sent that is not absolute (POSIX or Windows syntax)."""
     return isinstance(path, str) and not (posixpath.isabs(path) or ntpath.isabs(path))
+
+
+def elicitation_problem(params: Any) -> str | None:
+    """What makes ``elicitation/create`` params malformed (answered -32602, 1.8), if anything.
+
+    The schema's shape: a string ``message``, a string ``mode`` (``form`` needs an object
+    ``requestedSchema``; ``url`` needs string ``elicitationId`` and ``url``), and exactly one
+    scope: a string ``sessionId`` or a ``requestId``.
+    """
+    if not isinstance(params, dict):
+        return "params must be an object"
+    if not isinstance(params.get("message"), str):
+        return "`message` must be a string"
+    mode = params.get("mode")
+    if not isinstance(mode, str):
+        return "`mode` must be a string"
+    if mode == "form" and not isinstance(params.get("requestedSchema"), dict):
+        return "a form elicitation needs an object `requestedSchema`"
+    if mode == "url" and not (
+        isinstance(params.get("elicitationId"), str) and isinstance(params.get("url"), str)
+    ):
+        return "a url elicitation needs string `elicitationId` and `url`"
+    session = "sessionId" in params
+    request = "requestId" in params
+    if session == request:
+        return "exactly one scope is needed: `sessionId` or `requestId`"
+    if session and not isinstance(params["sessionId"], str):
+        return "`sessionId` must be a string"
+    request_id = params.get("requestId")
+    if request and (isinstance(request_id, bool) or not isinstance(request_id, int | str)):
+        return "`requestId` must be a string or an integer"
+    return None

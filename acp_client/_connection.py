@@ -34,11 +34,12 @@ from msgspec import UNSET
 from . import _events as ev
 from . import _schema as s
 from ._batches import BatchReplies
-from ._checks import option_problems, relative_path
+from ._checks import elicitation_problem, option_problems, relative_path
 from ._codec import Decoder, _FastUpdate, encode, message_from_builtins
 from ._diagnostics import Diagnostic
 from ._entities import MessageState, TerminalState, ToolCallState
 from ._errors import (
+    INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
@@ -736,7 +737,11 @@ class Connection:
             served = method in self.extension_methods or (
                 method in _AWAITED and (method != "elicitation/create" or self._elicitation)
             )
-            if self.live and not served:
+            malformed = elicitation_problem(params) if method == "elicitation/create" else None
+            if self.live and served and malformed is not None:
+                del self._pending_in[rid]  # 1.8: malformed params are answered -32602
+                self._respond_error(rid, INVALID_PARAMS, f"elicitation/create: {malformed}")
+            elif self.live and not served:
                 del self._pending_in[rid]  # 1.3: an unknown request is answered -32601
                 self._respond_error(rid, METHOD_NOT_FOUND, f"method not found: {method}")
 

@@ -395,6 +395,46 @@ def test_a21_permission_options_offered_twice_and_relative_cwd_are_diagnosed() -
     assert live.session()["permissionRequests"][0]["status"] == "pending"
 
 
+FORM = {"type": "object", "properties": {}}
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"sessionId": SID, "mode": "form", "requestedSchema": FORM},  # no message
+        {"sessionId": SID, "message": "m"},  # no mode
+        {"sessionId": SID, "message": "m", "mode": "form"},  # no requestedSchema
+        {"sessionId": SID, "message": "m", "mode": "url", "url": "https://x"},  # no id
+        {"message": "m", "mode": "form", "requestedSchema": FORM},  # no scope
+        {"sessionId": SID, "requestId": 1, "message": "m", "mode": "form", "requestedSchema": FORM},
+    ],
+)
+def test_1_8_malformed_elicitation_is_answered_invalid_params(params: dict[str, Any]) -> None:
+    live = Live()
+    live.initialize(elicitation={"form": {}})
+    live.new_session()
+    live.agent(request(9, "elicitation/create", params))
+    [answer] = live.answers(9)
+    assert answer["error"]["code"] == -32602
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"sessionId": SID, "message": "m", "mode": "form", "requestedSchema": FORM},
+        {"requestId": 3, "message": "m", "mode": "url", "elicitationId": "e", "url": "https://x"},
+        {"sessionId": SID, "message": "m", "mode": "_custom"},
+    ],
+)
+def test_11_4_a_well_formed_elicitation_waits_for_the_embedder(params: dict[str, Any]) -> None:
+    live = Live()
+    live.initialize(elicitation={"form": {}, "url": {}})
+    live.new_session()
+    live.agent(request(9, "elicitation/create", params))
+    assert live.answers(9) == []
+    assert live.conn.pending_agent_requests() == {9: "elicitation/create"}
+
+
 def test_1_3_unknown_notifications_are_ignored() -> None:
     log = Log()
     log.agent(
