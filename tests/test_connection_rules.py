@@ -463,7 +463,8 @@ def test_1_3_extension_methods_the_embedder_serves_wait_for_its_answer() -> None
     conn = Connection(extension_methods={"_acme/ext"})
     conn.send_initialize(capabilities=ClientCapabilities(elicitation={"form": {}}))
     conn.receive_data(line(request(8, "_acme/ext", {"a": 1})))
-    conn.receive_data(line(request(9, "elicitation/create", {"sessionId": SID})))
+    elicit = {"sessionId": SID, "message": "m", "mode": "form", "requestedSchema": FORM}
+    conn.receive_data(line(request(9, "elicitation/create", elicit)))
     assert conn.data_to_send() == b""
     assert conn.pending_agent_requests() == {8: "_acme/ext", 9: "elicitation/create"}
     answer = json.loads(conn.answer_request(8, {"ok": 1}))
