@@ -797,11 +797,11 @@ class Connection:
         if isinstance(result, dict):
             version = result.get("protocolVersion")
         asked = getattr(pending.params, "protocol_version", None)
-        if type(version) is int and type(asked) is int and version > asked:
+        if type(version) is int and type(asked) is int and not 1 <= version <= asked:
             self._note(
                 "protocol-version-mismatch",
                 f"initialize asked for protocol {asked}; the agent answered {version},"
-                " which the client did not offer (C2)",
+                " which is not a version the client offered (C2)",
                 "error",
             )
         if isinstance(result, s.InitializeResponse):

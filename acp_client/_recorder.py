@@ -13,6 +13,8 @@ from typing import IO, Any
 
 import msgspec
 
+from ._lenient_json import decode_leniently
+
 __all__ = ["Recorder"]
 
 _ENC = msgspec.json.Encoder()
@@ -47,9 +49,16 @@ class Recorder:
         try:
             value = _PLAIN.decode(line)
         except (msgspec.DecodeError, RecursionError):
-            if direction == "incoming":
-                text = line.decode("utf-8", errors="replace")
-                self._write(head, b',"raw":' + _ENC.encode(text))
+            try:
+                decode_leniently(line)
+            except (ValueError, RecursionError):
+                if direction == "incoming":
+                    text = line.decode("utf-8", errors="replace")
+                    self._write(head, b',"raw":' + _ENC.encode(text))
+                return
+            # Valid JSON msgspec refuses (a lone surrogate escape, a number beyond a
+            # double): the line itself is written, so a replay reads what the live reader did.
+            self._write(head, b',"message":' + line.strip(b" \t\r\n"))
             return
         # The parsed message, written compact (the agent's own spacing is not kept).
         self._write(head, b',"message":' + _ENC.encode(value))

@@ -39,7 +39,7 @@ from . import _events as ev
 from . import _schema as s
 from ._codec import encode
 from ._connection import Connection
-from ._errors import ACPError
+from ._errors import ACPError, LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong
 from ._prompts import PermissionState, PromptState
 from ._recorder import Recorder
@@ -114,34 +114,50 @@ async def reject(perm: PermissionState) -> str | None:
 def ask_on_terminal(tty_path: str = "/dev/tty") -> PermissionHandler:
     """Policy: ask the user on the controlling terminal (cancel when there is none).
 
-    The request's text is sanitized before it is shown.
+    The request's text is sanitized before it is shown. Questions are asked one at a time;
+    waiting for the answer is cancellable (the agent withdrew the request, exited, timed
+    out, or the user pressed Ctrl-C), and a question no longer pending is not asked.
     """
+    lock = trio.Lock()
 
-    def ask(perm: PermissionState) -> str | None:
+    async def handler(perm: PermissionState) -> str | None:
         from .cli._sanitize import sanitize_text
 
-        options = list(getattr(perm.request, "options", None) or [])
-        try:
-            # Two streams: a terminal is not seekable, which a read-write text file needs.
-            reader = open(tty_path, encoding="utf-8", errors="replace")  # noqa: SIM115
-        except OSError:
-            return None
-        with reader, open(tty_path, "w", encoding="utf-8", errors="replace") as writer:
+        async with lock:
+            if perm.status != "pending":
+                return None
+            options = list(getattr(perm.request, "options", None) or [])
             title = sanitize_text(str(getattr(perm.request, "title", "Permission requested")))
-            writer.write(f"\n{title}\n")
+            lines = [f"\n{title}\n"]
             for index, option in enumerate(options, 1):
-                writer.write(f"  {index}. {sanitize_text(option.name)} [{option.kind}]\n")
-            writer.write("  0. cancel\nchoice: ")
-            writer.flush()
-            answer = reader.readline().strip()
+                name, kind = sanitize_text(str(option.name)), sanitize_text(str(option.kind))
+                lines.append(f"  {index}. {name} [{kind}]\n")
+            lines.append("  0. cancel\nchoice: ")
+            try:
+                fd = os.open(tty_path, os.O_RDWR | os.O_NOCTTY)
+            except OSError:
+                return None
+            # An fd stream of its own (non-blocking): reading it is cancellable, and the
+            # user's terminal file descriptors are not touched.
+            async with trio.lowlevel.FdStream(fd) as stream:
+                await stream.send_all("".join(lines).encode("utf-8", "replace"))
+                answer = (await _read_line(stream)).strip()
         if answer.isdigit() and 1 <= int(answer) <= len(options):
             return str(options[int(answer) - 1].option_id)
         return None
 
-    async def handler(perm: PermissionState) -> str | None:
-        return await trio.to_thread.run_sync(ask, perm)
-
     return handler
+
+
+async def _read_line(stream: trio.lowlevel.FdStream) -> str:
+    """One line typed on the terminal (without waiting past its newline)."""
+    data = bytearray()
+    while b"\n" not in data:
+        chunk = await stream.receive_some(256)
+        if not chunk:
+            break
+        data += chunk
+    return data.split(b"\n", 1)[0].decode("utf-8", "replace")
 
 
 def _to_v1(message: dict[str, Any]) -> dict[str, Any]:
@@ -229,6 +245,7 @@ class AgentConnection:
         self._owed: list[bytes] = []
         self._waiting: dict[int | str, trio.Event] = {}
         self._changed: dict[str, trio.Event] = {}
+        self._deciding: dict[int, tuple[PermissionState, trio.CancelScope]] = {}
         self._subscribers: list[trio.MemorySendChannel[ev.Event]] = []
         self._v1: V1Adapter | None = None
         self._initialize_id: int | str | None = None
@@ -378,6 +395,8 @@ class AgentConnection:
                 self._notify(event.session_id)  # type: ignore[attr-defined]
             elif kind is ev.PermissionRequested:
                 self._permission(event)  # type: ignore[arg-type]
+            elif kind is ev.PermissionWithdrawn or kind is ev.PermissionAnswered:
+                self._close_decided()
             elif kind is ev.AgentRequestReceived:
                 rid = event.request_id  # type: ignore[attr-defined]
                 if rid in self.connection.pending_agent_requests():
@@ -411,15 +430,33 @@ class AgentConnection:
 
     async def _decide_permission(self, perm: PermissionState) -> None:
         option: str | None = None
+        if perm.status != "pending":
+            return  # answered or withdrawn before this task started
         if self._on_permission is not None:
-            option = await self._on_permission(perm)
+            with trio.CancelScope() as scope:
+                self._deciding[id(perm)] = (perm, scope)
+                try:
+                    option = await self._on_permission(perm)
+                finally:
+                    self._deciding.pop(id(perm), None)
+            if scope.cancelled_caught:
+                return  # the request was answered or withdrawn meanwhile
         if (
             perm.status != "pending"
             or perm.request_id not in self.connection.pending_agent_requests()
         ):
             return
-        self._owed.append(self.connection.answer_permission(perm.request_id, option))
+        try:
+            self._owed.append(self.connection.answer_permission(perm.request_id, option))
+        except LocalProtocolError:
+            return  # the agent reused the id for another request: that one is decided on its own
         await self._flush()
+
+    def _close_decided(self) -> None:
+        """Stop deciding permission requests that are no longer pending (answered, withdrawn)."""
+        for perm, scope in list(self._deciding.values()):
+            if perm.status != "pending":
+                scope.cancel()
 
     # ------------------------------------------------------------------ writing
 
@@ -512,7 +549,15 @@ class AgentConnection:
         )
         self._initialize_id = sent.request_id
         self._initialize_params = _PLAIN.decode(sent.data)["params"]
-        return await self._await_response("initialize", sent.request_id, sent.data)
+        result = await self._await_response("initialize", sent.request_id, sent.data)
+        negotiated = self.connection.protocol_version
+        if negotiated is None or not 1 <= negotiated <= protocol_version:
+            # C2: the client checks the answer; it does not speak another version.
+            raise AgentError(
+                f"the agent answered initialize with protocol version {negotiated!r};"
+                f" acp_client speaks 1 to {protocol_version}"
+            )
+        return result
 
     async def new_session(self, cwd: str, *, mcp_servers: Sequence[Any] = ()) -> str:
         """``session/new`` (a relative ``cwd`` is made absolute, C6); return the new id."""

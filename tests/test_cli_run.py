@@ -114,3 +114,11 @@ def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(value: str) ->
     out = run("--timeout", value, "--prompt", "hi", "--", sys.executable, "-c", "pass")
     assert out.returncode == 2
     assert b"--timeout" in out.stderr and b"Traceback" not in out.stderr
+
+
+def test_a_double_dash_among_the_agents_arguments_reaches_the_agent(tmp_path: Path) -> None:
+    seen = tmp_path / "argv.json"
+    script = f"import json, sys; open({str(seen)!r}, 'w').write(json.dumps(sys.argv[1:]))"
+    out = run("--prompt", "hi", "--", sys.executable, "-c", script, "--", "--literal")
+    assert out.returncode == 5  # the agent exits without answering: an agent failure
+    assert json.loads(seen.read_text()) == ["--", "--literal"]

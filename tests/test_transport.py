@@ -19,6 +19,7 @@ from acp_client._recorder import Recorder
 from acp_client.testing import FakeAgent, ScriptedAgent
 from acp_client.transport import (
     AgentConnection,
+    AgentError,
     AgentExited,
     RequestFailed,
     RequestTimeout,
@@ -439,3 +440,136 @@ def test_an_agent_that_exits_while_its_child_holds_its_stdout_is_reported_not_aw
         return "answered"
 
     assert trio.run(main) == "the agent exited with status 3"
+
+
+def test_a_permission_policy_still_deciding_is_cancelled_when_the_request_is_withdrawn() -> None:
+    def prompt(message: dict[str, Any], out: FakeAgent) -> None:
+        _permission_prompt(message, out)
+
+    def withdraw(message: dict[str, Any], out: FakeAgent) -> None:
+        out.result(message["id"], {}).cancel_request(77).state("idle", stop_reason="end_turn")
+
+    deciding: list[int] = []
+
+    async def undecided(perm: Any) -> str | None:
+        deciding.append(perm.request_id)
+        try:
+            await trio.sleep_forever()
+        finally:
+            deciding.remove(perm.request_id)
+        return None
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        handle = await client.prompt(sid, "go")
+        while not deciding:
+            await trio.sleep(0)
+        asked = list(deciding)
+        await client.request("_test/withdraw", {})  # the agent withdraws request 77 now
+        await handle.wait_done()
+        for _ in range(3):
+            await trio.sleep(0)  # let the cancelled policy task run its cleanup
+        return client.connection.snapshot(), asked, list(deciding)  # before the teardown
+
+    agent = ScriptedAgent({"session/prompt": prompt, "_test/withdraw": withdraw})
+    (snap, asked, after), _ = drive(agent, body, on_permission=undecided)
+    assert (asked, after) == ([77], [])
+    assert snap["sessions"][0]["permissionRequests"][0]["status"] == "withdrawn"
+
+
+def test_a_permission_id_reused_while_pending_does_not_crash_the_decision() -> None:
+    def prompt(message: dict[str, Any], out: FakeAgent) -> None:
+        out.prompt_response(message["id"], "u").state("running")
+        for option_id in ("a1", "a2"):
+            option = {"optionId": option_id, "name": option_id, "kind": "allow_once"}
+            out.permission_request(5, "Allow?", options=[option])
+        out.state("idle", stop_reason="end_turn")
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        await (await client.prompt(sid, "go")).wait_done()
+        for _ in range(5):
+            await trio.sleep(0)
+        return client.connection.snapshot()
+
+    snap, _ = drive(ScriptedAgent({"session/prompt": prompt}), body, on_permission=allow_once)
+    assert len(snap["sessions"][0]["permissionRequests"]) == 2
+
+
+@pytest.mark.parametrize("version", [3, 0])
+def test_an_initialize_answer_in_a_version_not_offered_is_an_agent_error(version: int) -> None:
+    def initialize(message: dict[str, Any], out: FakeAgent) -> None:
+        out.initialize_response(message["id"], protocol_version=version)
+
+    async def body(client: AgentConnection) -> Any:
+        with pytest.raises(AgentError, match="protocol version"):
+            await client.initialize()
+
+    drive(ScriptedAgent({"initialize": initialize}), body)
+
+
+def test_the_recorder_keeps_valid_json_msgspec_refuses_so_a_replay_matches() -> None:
+    import io
+
+    line = (
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+        b'{"sessionUpdate":"agent_message_chunk","messageId":"a","content":'
+        b'{"type":"text","text":"half \\ud83d"},"_meta":{"n":1e400}}}}'
+    )
+    out = io.BytesIO()
+    recorder = Recorder(out, clock=lambda: 0.0)
+    recorder.message("incoming", line)
+    snap = replay_log(out.getvalue()).snapshot()
+    assert snap["diagnostics"] == []
+    [entry] = snap["sessions"][0]["timeline"]
+    assert entry["content"] == [{"type": "text", "text": "half \ud83d"}]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "openpty"), reason="needs a pseudo-terminal")
+def test_ask_on_terminal_sanitizes_kinds_asks_one_question_at_a_time_and_can_be_cancelled() -> None:
+    import os
+
+    from acp_client import PermissionState
+    from acp_client import schema as s
+
+    def request(title: str) -> Any:
+        return s.RequestPermissionRequest(
+            session_id="s",
+            title=title,
+            options=[
+                s.PermissionOption(option_id="a", name="A", kind="_x\x1b]0;PWNED\x07"),
+                s.PermissionOption(option_id="b", name="B", kind="reject_once"),
+            ],
+        )
+
+    main, follower = os.openpty()
+    answers: dict[str, str | None] = {}
+    try:
+        handler = ask_on_terminal(os.ttyname(follower))
+
+        async def ask(title: str) -> None:
+            answers[title] = await handler(PermissionState(1, "s", request(title), None))
+
+        async def scenario() -> bytes:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(ask, "first")
+                nursery.start_soon(ask, "second")
+                await trio.sleep(0.3)
+                shown = os.read(main, 4096)  # only the first question is on screen
+                os.write(main, b"1\n")
+                await trio.sleep(0.3)
+                shown += os.read(main, 4096)
+                os.write(main, b"2\n")
+            with trio.move_on_after(0.3):  # nobody answers: cancelling ends the wait
+                await handler(PermissionState(2, "s", request("third"), None))
+            return shown
+
+        shown = trio.run(scenario)
+    finally:
+        os.close(main)
+        os.close(follower)
+    asked = sorted(answers, key=lambda title: shown.index(title.encode()))
+    assert answers == {asked[0]: "a", asked[1]: "b"}
+    # the second question shows only after the first was answered
+    assert shown.index(b"choice:") < shown.index(asked[1].encode())
+    assert b"\x1b]0;" not in shown and b"\x07" not in shown

@@ -211,7 +211,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return replay_command(args)
         from ._run_cmd import run_command
 
-        agent = [a for a in args.agent if a != "--"] if args.agent else []
+        agent = list(args.agent or [])
+        if agent[:1] == ["--"]:  # the separator; a "--" among the agent's arguments stays
+            agent = agent[1:]
         if not agent:
             parser.error("run needs an agent command after --")
         args.agent = agent
