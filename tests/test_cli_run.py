@@ -122,3 +122,18 @@ def test_a_double_dash_among_the_agents_arguments_reaches_the_agent(tmp_path: Pa
     out = run("--prompt", "hi", "--", sys.executable, "-c", script, "--", "--literal")
     assert out.returncode == 5  # the agent exits without answering: an agent failure
     assert json.loads(seen.read_text()) == ["--", "--literal"]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--prompt", " "), b"empty"),
+        (("--prompt", "hi", "--cwd", "/nonexistent/dir"), b"not a directory"),
+        (("--prompt", "hi", "--record", "/nonexistent/dir/x.jsonl"), b"no such folder"),
+    ],
+)
+def test_bad_run_options_are_usage_errors_naming_the_problem(
+    args: tuple[str, ...], says: bytes
+) -> None:
+    out = run(*args, "--", sys.executable, "-c", "pass")
+    assert out.returncode == 2 and says in out.stderr

@@ -18,6 +18,17 @@ def run_command(args: argparse.Namespace) -> int:
     import trio
 
     prompts = list(args.prompt)
+    if any(not text.strip() for text in prompts):
+        sys.stderr.write("acp-client run: a --prompt is empty (the protocol forbids it)\n")
+        return 2
+    if args.cwd is not None and not os.path.isdir(args.cwd):
+        sys.stderr.write(f"acp-client run: --cwd {args.cwd!r} is not a directory\n")
+        return 2
+    if args.record is not None:
+        folder = os.path.dirname(os.path.abspath(args.record))
+        if not os.path.isdir(folder):
+            sys.stderr.write(f"acp-client run: cannot record to {args.record!r}: no such folder\n")
+            return 2
     if not prompts:
         text = sys.stdin.read().rstrip("\n")
         if text.strip():
