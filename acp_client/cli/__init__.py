@@ -132,7 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--prompt", action="append", default=[], metavar="TEXT", help="repeatable")
     run.add_argument("--record", metavar="FILE", help="record the traffic (acp-client format)")
     run.add_argument("--json", action="store_true", help="print the final snapshot")
-    run.add_argument("--permission", choices=["ask", "allow", "reject"], default="ask")
+    run.add_argument(
+        "--permission",
+        choices=["ask", "allow", "reject"],
+        default="ask",
+        help="answer permission requests: ask on the terminal (cancel without one), allow"
+        " (allow_once, else allow_always) or reject (reject_once, else reject_always);"
+        " none offered: cancelled",
+    )
     run.add_argument("--cwd", metavar="DIR", help="working directory of the session")
     run.add_argument(
         "--timeout",
