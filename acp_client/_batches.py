@@ -8,8 +8,6 @@ at all. Replies to requests that did not come in a batch are written on their ow
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 __all__ = ["BatchReplies"]
 
 RequestId = int | str
@@ -18,10 +16,10 @@ RequestId = int | str
 class _Batch:
     __slots__ = ("open", "replies", "waiting")
 
-    def __init__(self, request_ids: Iterable[RequestId]) -> None:
+    def __init__(self) -> None:
         self.open = True
         self.replies: list[bytes] = []
-        self.waiting: set[RequestId] = set(request_ids)
+        self.waiting = 0  # requests of the batch not answered yet
 
 
 class BatchReplies:
@@ -31,14 +29,19 @@ class BatchReplies:
 
     def __init__(self) -> None:
         self._current: _Batch | None = None
-        self._of: dict[RequestId, _Batch] = {}
+        # request id -> the batches waiting for a reply to it, oldest first (an id may repeat)
+        self._of: dict[RequestId, list[_Batch]] = {}
 
-    def begin(self, request_ids: Iterable[RequestId]) -> None:
-        """A batch arrived holding requests with these ids; replies made now belong to it."""
-        batch = _Batch(request_ids)
-        for request_id in batch.waiting:
-            self._of[request_id] = batch
-        self._current = batch
+    def begin(self) -> None:
+        """A batch arrived: the requests :meth:`expect`-ed until :meth:`end` belong to it."""
+        self._current = _Batch()
+
+    def expect(self, request_id: RequestId) -> None:
+        """A request of the batch being applied will be answered (now or later)."""
+        batch = self._current
+        if batch is not None:
+            batch.waiting += 1
+            self._of.setdefault(request_id, []).append(batch)
 
     def end(self) -> bytes:
         """The batch's entries are all applied: its array if nothing is left to answer."""
@@ -55,13 +58,17 @@ class BatchReplies:
         A reply to a request of a batch waits for the batch's other replies; an ``id: null``
         error made while a batch is applied belongs to that batch.
         """
-        batch = self._of.pop(request_id, None) if request_id is not None else None
-        if batch is None:
-            if request_id is not None or self._current is None:
-                return reply + b"\n"
+        waiting = self._of.get(request_id) if request_id is not None else None
+        if waiting:
+            batch = waiting.pop(0)
+            if not waiting:
+                del self._of[request_id]  # type: ignore[arg-type]
+            batch.waiting -= 1
+        elif request_id is None and self._current is not None:
             batch = self._current
+        else:
+            return reply + b"\n"
         batch.replies.append(reply)
-        batch.waiting.discard(request_id)
         if batch.open or batch.waiting:
             return b""
         return _array(batch.replies)

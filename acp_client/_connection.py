@@ -108,20 +108,6 @@ def _parsed_batch(first: s.Message | RemoteProtocolError) -> bool:
     )
 
 
-def _request_ids(items: Iterable[Any]) -> list[int | str]:
-    """The ids of the requests in a received batch (parsed, raw, or refused)."""
-    ids: list[int | str] = []
-    for item in items:
-        if type(item) is s.Request:
-            ids.append(item.id)
-        elif isinstance(item, RemoteProtocolError):
-            if item.request_id is not None and isinstance(item.raw, dict) and "method" in item.raw:
-                ids.append(item.request_id)  # answered -32602 at once (1.8)
-        elif isinstance(item, dict) and "method" in item and isinstance(item.get("id"), int | str):
-            ids.append(item["id"])
-    return ids
-
-
 def _cancelled_entity(session: Session, params: Any) -> ToolCallState | TerminalState | None:
     """The tool call or terminal a ``tool_call/cancel`` / ``terminal/cancel`` names."""
     tool_call_id = getattr(params, "tool_call_id", None)
@@ -150,7 +136,8 @@ def _check_config_value(options: Sequence[Any] | None, config_id: str, value: st
     if not options:
         return  # no list reported: nothing to check against
     for option in options:
-        if getattr(option, "config_id", None) != config_id:
+        listed = option.get("configId") if isinstance(option, dict) else option.config_id
+        if listed != config_id:
             continue
         if type(option) is s.SessionConfigBoolean:
             if not isinstance(value, bool):
@@ -507,7 +494,7 @@ class Connection:
             self._stamp(start, _session_id_of(getattr(items[0], "params", None)))
         batch = self.live and line.lstrip()[:1] == b"[" and _parsed_batch(items[0])
         if batch:
-            self._batches.begin(_request_ids(items))
+            self._batches.begin()
         try:
             for item in items:
                 if isinstance(item, RemoteProtocolError):
@@ -541,7 +528,7 @@ class Connection:
                 direction,
             )
         elif self.live and direction == "incoming":
-            self._batches.begin(_request_ids(message))
+            self._batches.begin()
             try:
                 for item in message:
                     self._receive_one(item, direction, events)
@@ -607,6 +594,7 @@ class Connection:
                 session.side_events.clear()
                 events.append(ev.UpdateRejected(session_id=sid, error=error, raw=update))
                 if self.live and direction == "incoming" and error.request_id is not None:
+                    self._batches.expect(error.request_id)
                     self._respond_error(error.request_id, error.code, error.message)
                 return
         if isinstance(raw, dict) and isinstance(raw.get("method"), str):
@@ -630,6 +618,7 @@ class Connection:
             and error.request_id is not None
         ):
             # An inbound request with malformed params is answered -32602 (section 1.8).
+            self._batches.expect(error.request_id)
             self._respond_error(error.request_id, error.code, error.message)
             self._pending_in.pop(error.request_id, None)
         if (
@@ -695,6 +684,8 @@ class Connection:
         params = message.params
         sid = _session_id_of(params)
         self._pending_in[rid] = (method, params, sid)
+        if self.live:
+            self._batches.expect(rid)  # in a batch, its answer joins the batch's array
         if method == "session/request_permission":
             session = self._agent_session(params.session_id, events)
             subject = params.subject
@@ -957,10 +948,14 @@ class Connection:
         method = message.method
         params = message.params
         if method == "initialize":
-            if any(p.method != "initialize" for p in self._pending_out.values()):
-                # A log's new connection (LOG-FORMATS.md 1.4): the old one's requests are gone.
+            if self._requests_sent:
+                # A log's new connection (LOG-FORMATS.md 1.4): the old one's requests are gone,
+                # and so are the resumes it left unanswered.
                 self._pending_out.clear()
                 self._pending_in.clear()
+                self._requests_sent = False
+                for session in self._sessions.values():
+                    session.end_resume(all_of_them=True)
             caps = getattr(params, "capabilities", None)
             if isinstance(params, dict):
                 caps = params.get("capabilities")
@@ -1086,7 +1081,16 @@ class Connection:
         return rid
 
     def send_request(self, method: str, params: Any = UNSET) -> SentRequest:
-        """Build, record and encode a request (any method; extension methods too)."""
+        """Build, record and encode a request (any method; extension methods too).
+
+        Raises:
+            LocalProtocolError: ``initialize`` after another request was sent (it is
+                repeatable only until then, section 1.4).
+        """
+        if method == "initialize" and self._requests_sent:
+            raise LocalProtocolError(
+                "initialize is repeatable only until another request is sent (1.4)"
+            )
         rid = self._new_id()
         message = s.Request(id=rid, method=method, params=params)
         self._record(message)
@@ -1112,10 +1116,6 @@ class Connection:
             LocalProtocolError: another request was sent already (initialize is repeatable
                 only until then, section 1.4).
         """
-        if self._requests_sent:
-            raise LocalProtocolError(
-                "initialize is repeatable only until another request is sent (1.4)"
-            )
         params = s.InitializeRequest(
             protocol_version=protocol_version,
             info=s.Implementation(name=name, version=version),

@@ -268,7 +268,8 @@ class AgentRequestReceived(Event, frozen=True):
     """The agent sent a request acp_client does not handle.
 
     In live mode it was already answered -32601, unless its method is one of the
-    connection's ``extension_methods`` (or ``elicitation/create``): then answer it.
+    connection's ``extension_methods``, or ``elicitation/create`` after an ``initialize``
+    that advertised ``elicitation`` (a malformed one is answered -32602): then answer it.
     """
 
     request_id: int | str

@@ -140,6 +140,10 @@ class Replayer:
             self._client_seen = False
         if direction == "outgoing":
             self._client_seen = True
+            if self._v1 is not None and self._v1.agent_only and not self._probing:
+                # Degraded mode was chosen after many agent-only records; the client's own
+                # traffic shows from here: no more made-up states (V1-TO-V2.md 9).
+                self._v1.agent_only = False
         if self.version is None:
             verdict = detect_v1(direction, message)
             if verdict is None and len(self._buffer) < _DECIDE_WITHIN:

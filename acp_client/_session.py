@@ -807,8 +807,10 @@ class Session:
         new = u.state
         completed = False
         stop_reason = u.stop_reason if isinstance(u.stop_reason, str) else None
-        # R51 / A27: replayed history and resume snapshots start and end nothing.
-        replaying = self.lifecycle == "replaying" or self._resuming > 0
+        replaying = self.lifecycle == "replaying"
+        # R51 / A27: replayed history and resume snapshots record no completion and start
+        # no work.
+        snapshot_only = replaying or self._resuming > 0
         if new in _KNOWN_STATES:
             background = u.background
             if isinstance(background, list):
@@ -828,32 +830,33 @@ class Session:
         else:
             self.background = None
         if new == "idle":
+            if not snapshot_only and previous is not None and previous != "idle":
+                completed = True
+                self._completed.append(stop_reason)
+                self._completed_at.append(self._ordinal)
+                if stop_reason is None:
+                    self._note(
+                        "missing-stop-reason",
+                        "idle ended foreground work without a `stopReason` (R12)",
+                    )
+                if stop_reason == "refusal":
+                    self._exclude_refused()
+                if stop_reason == "error" and self.cancel_requested:
+                    self._note(
+                        "cancel-ended-with-error",
+                        "work cancelled with session/cancel ended with `error`; it must"
+                        " end with `cancelled` (A11)",
+                    )
+                self._check_pending_permissions()
+                self._check_unechoed()
             if not replaying:
-                if previous is not None and previous != "idle":
-                    completed = True
-                    self._completed.append(stop_reason)
-                    self._completed_at.append(self._ordinal)
-                    if stop_reason is None:
-                        self._note(
-                            "missing-stop-reason",
-                            "idle ended foreground work without a `stopReason` (R12)",
-                        )
-                    if stop_reason == "refusal":
-                        self._exclude_refused()
-                    if stop_reason == "error" and self.cancel_requested:
-                        self._note(
-                            "cancel-ended-with-error",
-                            "work cancelled with session/cancel ended with `error`; it must"
-                            " end with `cancelled` (A11)",
-                        )
-                    self._check_pending_permissions()
-                    self._check_unechoed()
-                # Any idle ends what came before: the next work's prompt is placed after
-                # it (R14 marks from there), also when this idle completed no turn.
+                # Any idle ends what came before (a resume snapshot's too): the next work's
+                # prompt is placed after it (R14 marks from there), also when this idle
+                # completed no turn.
                 self._turn_start_index = len(self._timeline)
                 self._work_start = None
             self.cancel_requested = False  # 6.3: any idle, a replayed one too
-        elif new in _ACTIVE and (previous is None or previous == "idle") and not replaying:
+        elif new in _ACTIVE and (previous is None or previous == "idle") and not snapshot_only:
             self._work_start = self._ordinal
         return ev.StateChanged(
             session_id=self.session_id,
@@ -1039,9 +1042,14 @@ class Session:
         self.announced = True
         self._resuming += 1
 
-    def end_resume(self) -> None:
-        """The response to a ``session/resume`` without replay arrived."""
-        if self._resuming:
+    def end_resume(self, *, all_of_them: bool = False) -> None:
+        """The response to a ``session/resume`` without replay arrived.
+
+        ``all_of_them``: the connection that sent them is gone; none will be answered.
+        """
+        if all_of_them:
+            self._resuming = 0
+        elif self._resuming:
             self._resuming -= 1
 
     def begin_replay(self) -> None:

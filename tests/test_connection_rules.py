@@ -1789,3 +1789,85 @@ def test_result_that_does_not_fit_its_method_is_an_invalid_result_diagnostic() -
     conn.receive_data(b'{"jsonrpc":"2.0","id":%d,"result":{"noSessionId":true}}\n' % request_id)
     assert [d.code for d in conn.diagnostics] == ["invalid-result"]
     assert conn.sessions == {}
+
+
+# ------------------------------------------------------- review of the session-4 changes
+
+
+def test_1_5_a_parsed_batch_with_invalid_entries_is_answered_in_one_array() -> None:
+    conn = Connection()
+    conn.receive_message(
+        [
+            {"jsonrpc": "2.0", "id": 5, "method": 5},
+            {"jsonrpc": "2.0", "id": True, "method": "x/a"},
+            request(2, "x/b"),
+        ]
+    )
+    replies = json.loads(conn.data_to_send())
+    assert [r.get("id") for r in replies].count(None) == 2
+    assert [r["id"] for r in replies if r.get("id") is not None] == [2]
+
+
+def test_1_5_two_requests_of_a_batch_with_one_id_are_answered_in_one_array() -> None:
+    conn = Connection()
+    conn.receive_data(line([request(1, "x/a"), request(1, "x/b")]))
+    out = conn.data_to_send()
+    assert out.count(b"\n") == 1
+    assert [r["id"] for r in json.loads(out)] == [1, 1]
+
+
+def _resume(rid: int, replay: bool = False) -> dict[str, Any]:
+    params: dict[str, Any] = {"sessionId": SID, "cwd": "/w"}
+    if replay:
+        params["replayFrom"] = START
+    return request(rid, "session/resume", params)
+
+
+def test_a27_a_resume_left_unanswered_by_a_lost_connection_does_not_stop_completions() -> None:
+    log = Log()
+    log.client(request(0, "initialize", {"protocolVersion": 2}))
+    log.client(_resume(1))  # never answered: the connection ends
+    log.client(request(0, "initialize", {"protocolVersion": 2}))
+    log.client(_resume(1))
+    log.upd(idle())
+    log.agent(response(1, {}))
+    log.upd(state("running"), idle("end_turn"))
+    assert log.session()["completedTurns"] == ["end_turn"]
+
+
+def test_r14_after_a_resume_snapshot_a_refusal_marks_only_the_new_turn() -> None:
+    log = Log()
+    log.upd(msg("user", "u1", content=[text("one")]), state("running"))
+    log.upd(msg("agent", "a1", content=[text("A")]))
+    log.client(_resume(7))
+    log.upd(idle("end_turn"))
+    log.agent(response(7, {}))
+    log.upd(msg("user", "u2", content=[text("two")]), state("running"))
+    log.upd(msg("agent", "a2", content=[text("B")]), idle("refusal"))
+    excluded = {e["messageId"]: e.get("excludedFromContext", False) for e in log.timeline()}
+    assert excluded == {"u1": False, "a1": False, "u2": True, "a2": True}
+
+
+def test_1_4_a_new_connection_in_a_log_forgets_the_agents_unanswered_requests() -> None:
+    log = Log()
+    log.client(request(0, "initialize", {"protocolVersion": 2}))
+    log.client(request(1, "session/new", {"cwd": "/w"}))
+    log.agent(response(1, {"sessionId": SID}), request(0, "_acme/ping"))
+    log.client(request(0, "initialize", {"protocolVersion": 2}))
+    log.agent(request(0, "_acme/ping"))
+    assert "duplicate-request-id" not in log.codes()
+
+
+def test_1_4_send_request_refuses_initialize_after_another_request() -> None:
+    conn = Connection()
+    conn.send_new_session("/w")
+    with pytest.raises(LocalProtocolError):
+        conn.send_request("initialize", {"protocolVersion": 2})
+
+
+def test_c21_an_option_of_an_unknown_type_can_still_be_set() -> None:
+    live = Live()
+    live.new_session()
+    custom = {"type": "_slider", "configId": "temp", "name": "T", "currentValue": "0.5"}
+    live.upd(opts(custom))
+    live.conn.send_set_config_option(SID, "temp", "0.7")

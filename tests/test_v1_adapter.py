@@ -1895,3 +1895,13 @@ def test_replay_of_a_v1_log_with_client_traffic_synthesises_no_running_before_a_
     log = "".join(json.dumps(m) + "\n" for m in stream).encode()
     session = replay_log(log, protocol=1).snapshot()["sessions"][0]
     assert session["completedTurns"] == ["end_turn"]
+
+
+def test_client_traffic_after_many_agent_only_records_ends_degraded_mode() -> None:
+    # The probe settles after _DECIDE_WITHIN records; a client message later still counts.
+    stream = [chunk("agent_message", "x") for _ in range(10_001)]
+    stream += [prompt(1), chunk("agent_message", "b"), res(1, {"stopReason": "end_turn"})]
+    stream += [up({"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "completed"})]
+    log = "".join(json.dumps(m) + "\n" for m in stream).encode()
+    session = replay_log(log, protocol=1).snapshot()["sessions"][0]
+    assert session["state"] == {"state": "idle", "stopReason": "end_turn"}

@@ -532,6 +532,7 @@ class ReferenceModel:
     def __init__(self) -> None:
         self._sessions: dict[str, _Session] = {}
         self._out: dict[tuple[str, Any], _Pending] = {}  # client requests awaiting the agent
+        self._sent_since_initialize = False  # a client request other than initialize was sent
         self._in: dict[tuple[str, Any], _Pending] = {}  # agent requests awaiting the client
         self._protocol_version: int | None = None
         self._seq = 0
@@ -595,13 +596,24 @@ class ReferenceModel:
             return
         pending = _Pending(method, params, self._seq)
         if direction == "outgoing":
-            if method == "initialize":
-                # A new connection: earlier pending requests are dropped (LOG-FORMATS 1.10).
+            if method == "initialize" and self._sent_since_initialize:
+                # A new connection: earlier pending requests are dropped (LOG-FORMATS 1.10),
+                # and the resumes it left unanswered with them. (Spec 1.4: initialize may be
+                # repeated until another request is sent; those repeats are one connection.)
                 self._out.clear()
                 self._in.clear()
-                if _is_obj(params) and _is_int(params.get("protocolVersion")):
-                    self._protocol_version = params["protocolVersion"]
+                self._sent_since_initialize = False
+                for session in self._sessions.values():
+                    session.resuming = 0
+            if (
+                method == "initialize"
+                and _is_obj(params)
+                and _is_int(params.get("protocolVersion"))
+            ):
+                self._protocol_version = params["protocolVersion"]
             self._out[key] = pending
+            if method != "initialize":
+                self._sent_since_initialize = True
             sid = params.get("sessionId") if _is_obj(params) else None
             if _is_str(sid):
                 s = self._session(sid)  # spec 12.5: any message naming a session creates it
@@ -934,8 +946,8 @@ class ReferenceModel:
                     self._terminal(s, item["terminalId"])  # R22 / R53
         previous = s.state.get("state") if s.state is not None else None
         s.state = payload
-        # R31 / R51 / A27: snapshots during replay, or before a resume's response, start
-        # and end nothing.
+        # R31 / R51 / A27: snapshots during replay, or before a resume's response, record no
+        # completion and start no work.
         if not s.replaying and not s.resuming:
             if state == "idle" and previous is not None and previous != "idle":
                 reason = payload.get("stopReason")
@@ -943,10 +955,10 @@ class ReferenceModel:
                 if reason == "refusal":
                     self._exclude_refused(s)
                 s.work_start = None
-            if state == "idle":  # any idle ends what came before (R14 marks after it)
-                s.last_work_end = s.ordinal
             elif state in ("running", "requires_action") and previous in (None, "idle"):
                 s.work_start = s.ordinal
+        if state == "idle" and not s.replaying:
+            s.last_work_end = s.ordinal  # any idle ends what came before (R14 marks after it)
         if state == "idle":
             s.cancel_requested = False
 
