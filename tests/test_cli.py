@@ -227,30 +227,41 @@ def test_v1_log_replays_into_v2_state(tmp_path: Path) -> None:
     assert session["prompts"][0]["status"] == "accepted"
 
 
-def test_follow_applies_lines_appended_while_running(tmp_path: Path) -> None:
+def _follow(log: Path, *options: str, meanwhile: Any = None) -> tuple[int, bytes, bytes]:
+    """Run ``replay --follow`` on ``log``, do ``meanwhile()`` while it runs, then Ctrl-C it."""
     import signal
     import time
 
-    log = tmp_path / "growing.jsonl"
-    first = FakeAgent("s").state("running").agent_chunk("m", "one ").log_lines("jsonrpc")
-    log.write_text("".join(line + "\n" for line in first))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "acp_client.cli", "replay", "--follow", "--json", str(log)],
+        [sys.executable, "-m", "acp_client.cli", "replay", "--follow", *options, str(log)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     try:
         time.sleep(1.5)  # the command polls the file; give it a moment to start reading
-        more = FakeAgent("s").agent_chunk("m", "two").state("idle", stop_reason="end_turn")
-        with log.open("a") as handle:
-            handle.write("".join(line + "\n" for line in more.log_lines("jsonrpc")))
-        time.sleep(1.5)
+        if meanwhile is not None:
+            meanwhile()
+            time.sleep(1.5)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, err.decode()
+    return proc.returncode, out, err
+
+
+def test_follow_applies_lines_appended_while_running(tmp_path: Path) -> None:
+    log = tmp_path / "growing.jsonl"
+    first = FakeAgent("s").state("running").agent_chunk("m", "one ").log_lines("jsonrpc")
+    log.write_text("".join(line + "\n" for line in first))
+
+    def append() -> None:
+        more = FakeAgent("s").agent_chunk("m", "two").state("idle", stop_reason="end_turn")
+        with log.open("a") as handle:
+            handle.write("".join(line + "\n" for line in more.log_lines("jsonrpc")))
+
+    status, out, err = _follow(log, "--json", meanwhile=append)
+    assert status == 0, err.decode()
     session = json.loads(out)["sessions"][0]
     assert session["timeline"][0]["content"] == [
         {"type": "text", "text": "one "},
@@ -307,23 +318,9 @@ def test_a_line_nested_too_deep_is_one_malformed_line(tmp_path: Path) -> None:
 
 
 def test_follow_shows_what_the_end_of_the_log_completed(tmp_path: Path) -> None:
-    import signal
-    import time
-
     log = tmp_path / "nolf.jsonl"
     lines = FakeAgent("s").state("running").state("idle", stop_reason="end_turn")
     log.write_text("\n".join(lines.log_lines("jsonrpc")))  # the last line has no newline
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "acp_client.cli", "replay", "--follow", str(log)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        time.sleep(1.5)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err.decode()
+    status, out, err = _follow(log)
+    assert status == 0, err.decode()
     assert b"end_turn" in out
