@@ -20,6 +20,7 @@ __all__ = [
     "elicitation_problem",
     "option_problems",
     "relative_path",
+    "select_values",
 ]
 
 
@@ -43,7 +44,8 @@ def command_problems(commands: Iterable[Any]) -> Iterator[str]:
         yield f"command name {name!r} is listed twice (A29)"
 
 
-def _select_values(options: list[dict[str, Any]]) -> list[Any]:
+def select_values(options: list[dict[str, Any]]) -> list[Any]:
+    """The values a select offers, flat or in groups, in order."""
     values: list[Any] = []
     for item in options:
         if "groupId" in item:
@@ -58,7 +60,7 @@ def config_problems(options: Sequence[Any]) -> Iterator[str]:
     for option in options:
         if type(option) is not s.SessionConfigSelect:
             continue
-        values = _select_values(option.options)
+        values = select_values(option.options)
         if option.current_value not in values:
             yield (
                 f"config option {option.config_id!r}: currentValue {option.current_value!r}"

@@ -23,8 +23,6 @@ or order, and completion is the session's ``idle`` state, never the response.
 
 from __future__ import annotations
 
-import ntpath
-import posixpath
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
@@ -34,7 +32,7 @@ from msgspec import UNSET
 from . import _events as ev
 from . import _schema as s
 from ._batches import BatchReplies
-from ._checks import elicitation_problem, option_problems, relative_path
+from ._checks import elicitation_problem, option_problems, relative_path, select_values
 from ._codec import Decoder, _FastUpdate, encode, message_from_builtins
 from ._diagnostics import Diagnostic
 from ._entities import MessageState, TerminalState, ToolCallState
@@ -126,11 +124,6 @@ _PROMPT_CAPABILITY: dict[type[Any], str] = {
 }
 
 
-def _absolute(path: str) -> bool:
-    """An absolute path in POSIX or Windows syntax (not a URI)."""
-    return posixpath.isabs(path) or ntpath.isabs(path)
-
-
 def _check_config_value(options: Sequence[Any] | None, config_id: str, value: str | bool) -> None:
     """C21: set only a listed value of a select, or a boolean of a boolean option."""
     if not options:
@@ -143,23 +136,13 @@ def _check_config_value(options: Sequence[Any] | None, config_id: str, value: st
             if not isinstance(value, bool):
                 raise LocalProtocolError(f"config option {config_id!r} takes a boolean (C21)")
         elif type(option) is s.SessionConfigSelect and (
-            isinstance(value, bool) or value not in _select_values(option.options)
+            isinstance(value, bool) or value not in select_values(option.options)
         ):
             raise LocalProtocolError(
                 f"{value!r} is not a value of config option {config_id!r} (C21)"
             )
         return
     raise LocalProtocolError(f"the session lists no config option {config_id!r} (C21)")
-
-
-def _select_values(options: list[dict[str, Any]]) -> set[Any]:
-    values: set[Any] = set()
-    for item in options:
-        if "groupId" in item:
-            values.update(o.get("value") for o in item.get("options") or ())
-        else:
-            values.add(item.get("value"))
-    return values
 
 
 def _replays(params: Any) -> bool:
@@ -1206,7 +1189,7 @@ class Connection:
         """C6: absolute paths only; additional directories only if advertised."""
         extra = [] if additional is None else list(additional)
         for path in (cwd, *extra):
-            if not _absolute(path):
+            if relative_path(path):
                 raise LocalProtocolError(f"{path!r} is not an absolute path (C6)")
         if extra and self.agent_capabilities is not None:
             session = getattr(self.agent_capabilities, "session", None)
