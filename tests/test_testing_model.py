@@ -720,3 +720,21 @@ def test_r15_replayed_running_starts_no_work_in_model_and_reducer() -> None:
     a.tool_call("c1", status="in_progress").state("running").resume_response(1).cancel()
     for s in _both(a):
         assert tool_call(s, "c1")["status"] == "cancelled"
+
+
+def test_a_resume_lost_with_its_connection_stops_no_completion_in_model_and_reducer() -> None:
+    a = FakeAgent(SID).initialize(0).resume(1, replay=False)  # the connection ends here
+    a.initialize(0).resume(2, replay=False).state("idle").resume_response(2)
+    a.state("running").state("idle", "end_turn")
+    for s in _both(a):
+        assert s["completedTurns"] == ["end_turn"]
+
+
+def test_r14_a_resume_snapshot_ends_the_earlier_turn_in_model_and_reducer() -> None:
+    a = FakeAgent(SID).user_message("u1", "one").state("running").agent_message("a1", "A")
+    a.resume(7, replay=False).state("idle", "end_turn").resume_response(7)
+    a.user_message("u2", "two").state("running").agent_message("a2", "B")
+    a.state("idle", "refusal")
+    for s in _both(a):
+        excluded = [e["messageId"] for e in s["timeline"] if e.get("excludedFromContext")]
+        assert excluded == ["u2", "a2"]
