@@ -56,8 +56,6 @@ Direction = Literal["incoming", "outgoing"]
 _FAST_DECODE = msgspec.json.Decoder(_FastUpdate).decode
 _BATCH_DECODE = msgspec.json.Decoder(list[_FastUpdate]).decode
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError, RecursionError)
-#: Agent requests the embedder always answers (every other unknown one gets -32601 live).
-_AWAITED = frozenset({"session/request_permission", "elicitation/create"})
 _UPDATE_PARAMS = s.UpdateSessionNotification
 
 
@@ -145,11 +143,16 @@ def _check_config_value(options: Sequence[Any] | None, config_id: str, value: st
     raise LocalProtocolError(f"the session lists no config option {config_id!r} (C21)")
 
 
+def _field(obj: Any, name: str, wire_name: str | None = None) -> Any:
+    """A field of a decoded Struct, or of raw params (by its wire name); ``UNSET`` if absent."""
+    if isinstance(obj, dict):
+        return obj.get(wire_name or name, UNSET)
+    return getattr(obj, name, UNSET)
+
+
 def _replays(params: Any) -> bool:
     """Whether ``session/resume`` params (or raw ones) ask for a replay (``replayFrom``, 12.3)."""
-    if isinstance(params, dict):
-        return params.get("replayFrom") is not None
-    replay_from = getattr(params, "replay_from", UNSET)
+    replay_from = _field(params, "replay_from", "replayFrom")
     return replay_from is not UNSET and replay_from is not None
 
 
@@ -709,7 +712,7 @@ class Connection:
                 self._agent_session(sid, events)
             events.append(ev.AgentRequestReceived(request_id=rid, method=method, params=params))
             served = method in self.extension_methods or (
-                method in _AWAITED and (method != "elicitation/create" or self._elicitation)
+                method == "elicitation/create" and self._elicitation
             )
             malformed = elicitation_problem(params) if method == "elicitation/create" else None
             if self.live and served and malformed is not None:
@@ -767,10 +770,8 @@ class Connection:
     def _on_initialize(
         self, rid: Any, pending: _Pending, result: Any, error: Any, events: list[ev.Event]
     ) -> None:
-        version = getattr(result, "protocol_version", None)
-        if isinstance(result, dict):
-            version = result.get("protocolVersion")
-        asked = getattr(pending.params, "protocol_version", None)
+        version = _field(result, "protocol_version", "protocolVersion")
+        asked = _field(pending.params, "protocol_version", "protocolVersion")
         if type(version) is int and type(asked) is int and not 1 <= version <= asked:
             self._note(
                 "protocol-version-mismatch",
@@ -939,12 +940,7 @@ class Connection:
                 self._requests_sent = False
                 for session in self._sessions.values():
                     session.end_resume(all_of_them=True)
-            caps = getattr(params, "capabilities", None)
-            if isinstance(params, dict):
-                caps = params.get("capabilities")
-            elicitation = getattr(caps, "elicitation", UNSET)
-            if isinstance(caps, dict):
-                elicitation = caps.get("elicitation", UNSET)
+            elicitation = _field(_field(params, "capabilities"), "elicitation")
             self._elicitation = elicitation is not UNSET and elicitation is not None
         elif rid in self._pending_out:
             self._note("duplicate-request-id", f"the client reused pending request id {rid!r}")
