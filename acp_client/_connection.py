@@ -354,11 +354,14 @@ class Connection:
         events: list[ev.Event] = []
         if self.line is not None:
             self._forget_lines()
-        body = self._lines.feed_block(data)
-        if body is None:  # a line may be over the limit: the line-by-line framer decides
+        span = self._lines.feed_span(data)
+        if span is None:  # a line may be over the limit: the line-by-line framer decides
             self._receive_lines(self._lines.feed(data), events)
             return events
-        if not body:
+        head, start, end = span
+        if head is not None:
+            self._receive_lines((head,), events)
+        if start >= end:
             return events
         # The common read holds only session/update lines: decode them all in one pass as
         # the items of one array (each newline becomes " ,"), then apply them in order. A
@@ -366,13 +369,18 @@ class Connection:
         # over lines) fails the batch or changes the count of items, and the read is taken
         # line by line. (Only a line crafted to hold "},{" between two values could make up
         # for a spread message in the same read; either way the updates are the agent's own.)
-        wrapped = body.replace(b"\n", b" ,")
+        # The whole read is wrapped (before ``start`` and after ``end`` there is one newline
+        # at most) and the array cut from that copy through a view: two copies in all.
+        wrapped = data.replace(b"\n", b" ,")
+        after = len(data) - end + 1  # in wrapped: the last newline's " ," and what follows
+        cut = memoryview(wrapped)[start + (start > 0) : -after]
         try:
-            batch = _BATCH_DECODE(b"[" + wrapped + b"]")
+            batch = _BATCH_DECODE(b"".join((b"[", cut, b"]")))
         except _FAST_ERRORS:
             batch = None
-        if batch is None or len(batch) != len(wrapped) - len(body) + 1:
-            self._receive_lines(body.split(b"\n"), events)
+        # the lines of data[start:end]: the newlines of the read but the one before start
+        if batch is None or len(batch) != len(wrapped) - len(data) - (start > 0):
+            self._receive_lines(data[start:end].split(b"\n"), events)
         else:
             self._apply_notes(batch, events)
         return events
