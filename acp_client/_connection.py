@@ -872,6 +872,7 @@ class Connection:
             events.append(ev.PromptRejected(session_id=sid, request_id=rid, error=error))
             return
         prompt.status = "accepted"
+        session.prompt_accepted()
         prompt.turns_before = len(session.completed_turns)
         if isinstance(result, s.PromptResponse):
             echo = session.message("user", result.message_id)

@@ -121,6 +121,7 @@ class Session:
         "_completed",
         "_completed_at",
         "_handlers",
+        "_idle_ordinal",
         "_messages",
         "_notices",
         "_ordinal",
@@ -137,6 +138,7 @@ class Session:
         "_unknown",
         "_unretained",
         "_user",
+        "_work_awaited",
         "_work_start",
         "announced",
         "available_commands",
@@ -206,6 +208,10 @@ class Session:
         self._background_reported = False
         self.cancel_requested = False
         self._work_start: int | None = None
+        # An accepted prompt's work may start after its response (R49): from acceptance to
+        # the next idle, a cancel sent while idle still aims at it (11.2, R15, R18).
+        self._work_awaited = False
+        self._idle_ordinal = 0
         self._resuming = 0
         self._turn_start_index = 0
         self.available_commands: list[Any] | None = None
@@ -855,6 +861,8 @@ class Session:
                 # completed no turn.
                 self._turn_start_index = len(self._timeline)
                 self._work_start = None
+                self._work_awaited = False
+                self._idle_ordinal = self._ordinal
             self.cancel_requested = False  # 6.3: any idle, a replayed one too
         elif new in _ACTIVE and (previous is None or previous == "idle") and not snapshot_only:
             self._work_start = self._ordinal
@@ -950,8 +958,18 @@ class Session:
     # --------------------------------------------------------- prompts and cancel
 
     def add_prompt(self, prompt: PromptState) -> None:
-        """Track a prompt submission of this session (in the order the client sent it)."""
+        """Track a prompt submission of this session (in the order the client sent it).
+
+        Sent while idle, it is the next work's: a cancel still awaiting an earlier accepted
+        prompt's work (which may never come: a locally handled command) no longer applies.
+        """
         self.prompts.append(prompt)
+        if self.idle:
+            self.cancel_requested = False
+
+    def prompt_accepted(self) -> None:
+        """A prompt of this session was accepted: its work is awaited until the next idle."""
+        self._work_awaited = True
 
     def link_prompt(self, prompt: PromptState, message_id: str) -> bool:
         """Bind an accepted prompt to its user message id; return whether it is echoed."""
@@ -992,10 +1010,16 @@ class Session:
         that ends the work. Returns the ids of the tool calls it marked. While idle
         (including a ``session/new`` session before any snapshot, 6.3) nothing runs in the
         foreground: nothing is marked and no idle is awaited (R46), so the next work's
-        permission requests are not taken for cancelled ones.
+        permission requests are not taken for cancelled ones; unless a prompt was accepted
+        since the last idle: its work is under way even before ``running`` arrives (R49),
+        and what changed since that idle pertains to it.
         """
         if self.idle:
-            return ()
+            if not self._work_awaited:
+                return ()
+            since: int | None = self._idle_ordinal
+        else:
+            since = self._work_start
         self.cancel_requested = True
         background_calls: set[str] = set()
         background_terms: set[str] = set()
@@ -1004,7 +1028,6 @@ class Session:
                 background_calls.add(item.tool_call_id)
             elif type(item) is s.BackgroundTerminal:
                 background_terms.add(item.terminal_id)
-        since = self._work_start
         marked = []
         for call in self._tool_calls.values():
             if call.finished or call.locally_cancelled:

@@ -1004,6 +1004,67 @@ def test_r46_a_cancel_while_idle_leaves_the_next_works_permissions_alone(
     assert live.session()["permissionRequests"][-1]["status"] == "pending"
 
 
+@pytest.mark.parametrize("echo_first", [False, True])
+def test_r49_a_cancel_after_acceptance_before_running_aims_at_the_prompts_work(
+    echo_first: bool,
+) -> None:
+    # The page's order: response, user_message, then running (R49: running may come later).
+    # A cancel sent in between cancels that work (11.2, R15, R18), not "a cancel while idle".
+    live = Live()
+    live.new_session()
+    live.upd(tool("old", status="in_progress"), idle())  # earlier work, left as reported
+    rid = live.prompt("do it")
+    if echo_first:
+        live.upd(msg("user", "u1", content=[text("do it")]))
+    live.agent(response(rid, {"messageId": "u1"}))
+    if not echo_first:
+        live.upd(msg("user", "u1", content=[text("do it")]))
+    live.upd(tool("c1", status="pending"))
+    live.cancel()
+    assert live.conn.session(SID).cancel_requested
+    live.upd(state("running"))
+    live.agent(permission(200, subject={"type": "tool_call", "toolCall": {"toolCallId": "c1"}}))
+    assert live.answers(200)[0]["result"] == {"outcome": {"outcome": "cancelled"}}
+    live.upd(idle("cancelled"))
+    snap = live.session()
+    assert [(e.get("toolCallId"), e.get("status")) for e in snap["timeline"]] == [
+        ("old", "in_progress"),
+        (None, None),
+        ("c1", "cancelled"),
+    ]
+    assert snap["completedTurns"] == ["cancelled"]
+    assert live.codes() == []
+
+
+def test_r46_a_cancel_after_the_accepted_prompts_work_ended_is_a_cancel_while_idle() -> None:
+    live = Live()
+    live.new_session()
+    rid = live.prompt("do it")
+    live.agent(response(rid, {"messageId": "u1"}))
+    live.upd(msg("user", "u1", content=[text("do it")]), state("running"), idle())
+    live.upd(tool("c0", status="in_progress"))
+    live.cancel()
+    assert not live.conn.session(SID).cancel_requested
+    assert live.session()["timeline"][-1]["status"] == "in_progress"
+
+
+def test_11_2_a_prompt_sent_while_idle_drops_a_cancel_whose_work_never_came() -> None:
+    # An accepted prompt without work (a locally handled command) leaves the awaited work
+    # open; a cancel then set the flag, and the next prompt's work must not inherit it.
+    live = Live()
+    live.new_session()
+    rid = live.prompt("/local")
+    live.agent(response(rid, {"messageId": "u1"}))
+    live.upd(msg("user", "u1", content=[text("/local")]))
+    live.cancel()
+    assert live.conn.session(SID).cancel_requested
+    live.prompt("next")
+    assert not live.conn.session(SID).cancel_requested
+    live.upd(state("running"))
+    live.agent(permission(6))
+    assert live.answers(6) == []
+
+
 def test_r58_idle_cancelled_not_asked_for_is_a_normal_end() -> None:
     log = Log()
     log.upd(state("running"), idle("cancelled"))

@@ -480,6 +480,9 @@ class _Session:
     completed: list[str | None] = field(default_factory=list)
     work_start: int | None = None
     last_work_end: int = 0
+    # an accepted prompt's work is awaited until the next idle (R49); the last idle's ordinal
+    work_awaited: bool = False
+    idle_ordinal: int = 0
     cancel_requested: bool = False
     timeline: list[Key] = field(default_factory=list)
     entities: dict[Key, _Entity] = field(default_factory=dict)
@@ -620,6 +623,8 @@ class ReferenceModel:
                 if method == "session/prompt":
                     pending.record = {"requestId": msg["id"], "status": "pending"}
                     s.prompts.append(pending.record)
+                    if _is_idle(s):
+                        s.cancel_requested = False  # the next work's prompt (11.2)
                 elif method == "session/resume" and _is_obj(params):
                     self._resume_sent(s, params)
         else:
@@ -665,6 +670,8 @@ class ReferenceModel:
                 self._protocol_version = result["protocolVersion"]
         elif method == "session/prompt" and pending.record is not None:
             self._prompt_answered(pending.record, ok, result, error)
+            if ok:
+                self._session(params["sessionId"]).work_awaited = True
         elif method == "session/new" and ok and _is_obj(result):
             if _is_str(result.get("sessionId")):
                 s = self._session(result["sessionId"])
@@ -811,9 +818,12 @@ class ReferenceModel:
         Passive mode: the permission answers come from the log as outgoing responses, so
         only the local effects apply here.
         """
-        state = s.state.get("state") if s.state is not None else None
-        if state == "idle" or (state is None and s.created_by_new):
-            return  # R46 / R11: no active work, no tool call is marked, no idle awaited
+        if _is_idle(s):
+            if not s.work_awaited:
+                return  # R46 / R11: no active work, no tool call is marked, no idle awaited
+            since: int | None = s.idle_ordinal  # R49: an accepted prompt's work, not yet running
+        else:
+            since = s.work_start
         s.cancel_requested = True
         listed_calls, listed_terms = _background_ids(s.state)
         for key in s.timeline:
@@ -825,7 +835,7 @@ class ReferenceModel:
                 continue
             # R15: those first seen or changed since the current work started (all
             # not-finished ones if that is unknown) ...
-            if s.work_start is not None and tc.last_changed < s.work_start:
+            if since is not None and tc.last_changed < since:
                 continue
             # ... minus listed background work, directly or through a listed terminal.
             if tool_call_id in listed_calls:
@@ -959,6 +969,8 @@ class ReferenceModel:
                 s.work_start = s.ordinal
         if state == "idle" and not s.replaying:
             s.last_work_end = s.ordinal  # any idle ends what came before (R14 marks after it)
+            s.work_awaited = False
+            s.idle_ordinal = s.ordinal
         if state == "idle":
             s.cancel_requested = False
 
@@ -1261,6 +1273,12 @@ def _key_of_entity(e: _Entity) -> Key:
     if "toolCallId" in f:
         return ("toolCall", f["toolCallId"])
     return ("compaction", f["compactionId"])
+
+
+def _is_idle(s: _Session) -> bool:
+    """Idle by the last snapshot, or a ``session/new`` session before any (R11)."""
+    state = s.state.get("state") if s.state is not None else None
+    return state == "idle" or (state is None and s.created_by_new)
 
 
 def _background_ids(state: dict[str, Any] | None) -> tuple[set[str], set[str]]:
