@@ -1096,6 +1096,9 @@ class Session:
         self._previous = None
         kept = 0
         current = {entry.key for entry in self._timeline}
+        # An entry an earlier replay lost and this one reported again is back in the
+        # timeline (12.3 step 3: its key keeps its identity); it is no longer unretained.
+        self._unretained[:] = [entry for entry in self._unretained if entry.key not in current]
         lost_users: set[str] = set()
         for key, entry in previous.items():
             if key not in current:
@@ -1103,10 +1106,14 @@ class Session:
                 kept += 1
                 if type(entry) is MessageState and entry.role == "user":
                     lost_users.add(entry.message_id)
-        if lost_users:
-            for prompt in self.prompts:
-                if prompt.message_id in lost_users and prompt.status == "accepted":
-                    prompt.not_retained = True
+        for prompt in self.prompts:
+            if prompt.status != "accepted" or prompt.message_id is None:
+                continue
+            if prompt.message_id in self._user:
+                prompt.not_retained = False  # 10.5: a later replay containing it places it
+            elif ok or prompt.message_id in lost_users:
+                # R2: a full replay without the message; it was never placed, or was lost
+                prompt.not_retained = True
         if self._previous_side is not None:
             # Terminals and plans the replay did not report again leave the current state
             # too (section 12.3 step 4); they are kept here, outside the snapshot's lists.
@@ -1118,6 +1125,10 @@ class Session:
                 if pid not in self._plans:
                     self.unretained_plans[pid] = plan
             self._previous_side = None
+        for tid in self._terminals.keys() & self.unretained_terminals.keys():
+            del self.unretained_terminals[tid]  # reported again
+        for pid in self._plans.keys() & self.unretained_plans.keys():
+            del self.unretained_plans[pid]
         self._settle_turn_start()
         if self.lifecycle == "replaying":
             self.lifecycle = "open"

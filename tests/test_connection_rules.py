@@ -1572,6 +1572,45 @@ def test_12_3_replay_rebuilds_without_duplicates_and_moves_the_rest_to_unretaine
     assert live.conn.session(SID).lifecycle == "open"
 
 
+def _replay(live: Live, *upds: dict[str, Any]) -> None:
+    rid, data = live.conn.send_resume(SID, "/w")
+    live.wrote(data)
+    live.upd(*upds, idle())
+    live.agent(response(rid, {}))
+
+
+def test_12_3_an_entry_a_later_replay_reports_again_leaves_unretained() -> None:
+    # SNAPSHOT unretained: entries a replay did not report again; the next one did (step 3).
+    live, p1, p2 = _live_with_history()
+    _replay(live, chunk("user", "u1", "one"))
+    c1 = tool_entry("c1", title="T", status="in_progress")
+    assert live.session()["unretained"] == [
+        message_entry("agent", "a1", "A", "B"),
+        c1,
+        message_entry("user", "u2", "two"),
+    ]
+    assert live.conn.prompt(p2).not_retained
+    _replay(live, chunk("user", "u1", "one"), msg("user", "u2", content=[text("two again")]))
+    snap = live.session()
+    assert snap["timeline"] == [
+        message_entry("user", "u1", "one"),
+        message_entry("user", "u2", "two again"),
+    ]
+    assert snap["unretained"] == [message_entry("agent", "a1", "A", "B"), c1]
+    assert not live.conn.prompt(p2).not_retained  # 10.5: the later replay places it
+
+
+def test_r2_a_full_replay_without_a_never_echoed_message_makes_it_not_retained() -> None:
+    live = Live()
+    live.new_session()
+    rid = live.prompt("lost")
+    live.agent(response(rid, {"messageId": "u9"}))
+    live.upd(state("running"), idle())
+    assert not live.conn.prompt(rid).not_retained
+    _replay(live, msg("agent", "a1", content=[text("hi")]))
+    assert live.conn.prompt(rid).not_retained and not live.conn.prompt(rid).echoed
+
+
 def test_r30_replay_without_reset_does_not_duplicate_chunks() -> None:
     live, _, _ = _live_with_history()
     rid, _ = live.conn.send_resume(SID, "/w")

@@ -741,6 +741,9 @@ class ReferenceModel:
     def _end_replay(self, s: _Session) -> None:
         # Spec 12.3 steps 4/5: what was not replayed becomes unretained, in its old order.
         s.replaying = False
+        # An entry an earlier replay lost and this one reported again is back in the
+        # timeline (12.3 step 3: its key keeps its identity); it is no longer unretained.
+        s.unretained = [e for e in s.unretained if _key_of_entity(e) not in s.entities]
         for key in s.previous_order:
             if key not in s.entities:
                 s.unretained.append(s.previous[key])
