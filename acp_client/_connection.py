@@ -120,6 +120,14 @@ _PROMPT_CAPABILITY: dict[type[Any], str] = {
     s.AudioContent: "audio",
     s.EmbeddedResource: "embedded_context",
 }
+#: The prompt block types by wire name: the capability each needs (None: always accepted).
+_PROMPT_BLOCK_TYPES: dict[Any, str | None] = {
+    "text": None,
+    "resource_link": None,
+    "image": "image",
+    "audio": "audio",
+    "resource": "embedded_context",
+}
 
 
 def _check_config_value(options: Sequence[Any] | None, config_id: str, value: str | bool) -> None:
@@ -1183,10 +1191,20 @@ class Connection:
             return  # not initialized here: nothing to check against
         caps = self._prompt_capabilities()
         for block in blocks:
-            field = _PROMPT_CAPABILITY.get(type(block))
+            if isinstance(block, dict):  # a block given as plain data: checked by its type
+                kind = block.get("type")
+                if kind not in _PROMPT_BLOCK_TYPES:
+                    raise LocalProtocolError(
+                        f"prompt block type {kind!r} is none the agent can accept (C5)"
+                    )
+                field = _PROMPT_BLOCK_TYPES[kind]
+                name = f"{kind!r} blocks"
+            else:
+                field = _PROMPT_CAPABILITY.get(type(block))
+                name = type(block).__name__
             if field is not None and getattr(caps, field, None) in (None, UNSET):
                 raise LocalProtocolError(
-                    f"the agent does not accept {type(block).__name__} in prompts"
+                    f"the agent does not accept {name} in prompts"
                     f" (session.prompt.{field} not advertised, C5)"
                 )
 

@@ -350,6 +350,21 @@ def test_c5_prompt_blocks_need_the_agents_prompt_capabilities() -> None:
     Connection().send_prompt(SID, [image])  # capabilities unknown: not checked
 
 
+def test_c5_blocks_given_as_plain_data_are_checked_by_their_type() -> None:
+    image = {"type": "image", "data": "aGk=", "mimeType": "image/png"}
+    resource = {"type": "resource", "resource": {"uri": "file:///a", "text": "x"}}
+    conn = _initialized({})
+    conn.send_prompt(SID, [{"type": "text", "text": "t"}, {"type": "resource_link", "uri": "u"}])
+    for block in (image, {"type": "audio", "data": "aGk=", "mimeType": "audio/wav"}, resource):
+        with pytest.raises(LocalProtocolError, match="C5"):
+            conn.send_prompt(SID, [block])
+    with pytest.raises(LocalProtocolError, match="_acme"):
+        conn.send_prompt(SID, [{"type": "_acme"}])  # no capability can have opted into it
+    _initialized({"prompt": {"image": {}, "embeddedContext": {}}}).send_prompt(
+        SID, [image, resource]
+    )
+
+
 @pytest.mark.parametrize("path", ["relative/dir", "file:///w", ""])
 def test_c6_paths_must_be_absolute(path: str) -> None:
     conn = Connection()
