@@ -189,8 +189,12 @@ class Connection:
     Example:
         >>> from acp_client import Connection
         >>> conn = Connection()
+        >>> _ = conn.send_initialize()  # C1: initialize, then set up the session, then prompt
+        >>> _ = conn.receive_data(b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2}}\n')
+        >>> _ = conn.send_new_session("/work")
+        >>> _ = conn.receive_data(b'{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}\n')
         >>> request_id, data = conn.send_prompt("s1", "Hello")
-        >>> events = conn.receive_data(b'{"jsonrpc":"2.0","id":0,"result":{"messageId":"u1"}}\n')
+        >>> events = conn.receive_data(b'{"jsonrpc":"2.0","id":2,"result":{"messageId":"u1"}}\n')
         >>> events[0].message_id, conn.prompt(request_id).status
         ('u1', 'accepted')
     """
@@ -225,6 +229,7 @@ class Connection:
         self.line: int | None = None
         self._sent_events: list[ev.Event] = []
         self._requests_sent = False  # a request other than initialize was sent (1.4)
+        self._initialize_sent = False
         self._elicitation = False  # the client's initialize advertised elicitation
         self.record_sends = True
         """Whether ``send_*`` record what they build (a transport that translates the
@@ -957,6 +962,7 @@ class Connection:
                 self._requests_sent = False
                 for session in self._sessions.values():
                     session.end_resume(all_of_them=True)
+            self._initialize_sent = True
             elicitation = _field(_field(params, "capabilities"), "elicitation")
             self._elicitation = elicitation is not UNSET and elicitation is not None
         elif rid in self._pending_out:
@@ -1081,12 +1087,16 @@ class Connection:
 
         Raises:
             LocalProtocolError: ``initialize`` after another request was sent (it is
-                repeatable only until then, section 1.4).
+                repeatable only until then, section 1.4); live, any other request before
+                ``initialize`` was sent (C1).
         """
-        if method == "initialize" and self._requests_sent:
-            raise LocalProtocolError(
-                "initialize is repeatable only until another request is sent (1.4)"
-            )
+        if method == "initialize":
+            if self._requests_sent:
+                raise LocalProtocolError(
+                    "initialize is repeatable only until another request is sent (1.4)"
+                )
+        elif self.live and not self._initialize_sent:
+            raise LocalProtocolError(f"{method}: send initialize before any other request (C1)")
         rid = self._new_id()
         message = s.Request(id=rid, method=method, params=params)
         self._record(message)
@@ -1168,17 +1178,32 @@ class Connection:
 
         Raises:
             LocalProtocolError: the prompt is empty (the protocol forbids it), or holds a
-                block the agent's prompt capabilities do not allow (C5).
+                block the agent's prompt capabilities do not allow (C5); live, before a
+                successful ``initialize`` or for a session not set up here (by a
+                ``session/new`` answer or a ``session/resume``) or closed (C1).
         """
         blocks: list[s.ContentBlock] = (
             [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
         )
         if not blocks:
             raise LocalProtocolError("a prompt needs at least one content block")
+        if self.live:
+            self._check_set_up(session_id)
         self._check_prompt_blocks(blocks)
         return self.send_request(
             "session/prompt", s.PromptRequest(session_id=session_id, prompt=blocks)
         )
+
+    def _check_set_up(self, session_id: str) -> None:
+        """C1 / the Prompt Lifecycle page: initialization and session setup come first."""
+        if self.protocol_version is None:
+            raise LocalProtocolError("session/prompt before initialize succeeded (C1)")
+        session = self._sessions.get(session_id)
+        if session is None or not session.announced or session.closed:
+            raise LocalProtocolError(
+                f"session {session_id!r} is not set up: create it with session/new or resume"
+                " it before prompting (C1)"
+            )
 
     def _prompt_capabilities(self) -> s.PromptCapabilities | None:
         session = getattr(self.agent_capabilities, "session", None)

@@ -240,13 +240,35 @@ class Log:
         return self.conn.session(sid)
 
 
+def ready(
+    *sids: str, agent_capabilities: dict[str, Any] | None = None, **conn_args: Any
+) -> Connection:
+    """A live ``Connection`` past initialization and the setup of ``sids`` (C1).
+
+    The agent answers ``initialize`` with ``agent_capabilities`` and ``session/new`` with each
+    id in turn; the send events and bytes of the setup are dropped.
+    """
+    conn = Connection(**conn_args)
+    rid, _ = conn.send_initialize()
+    result = {"protocolVersion": 2, "capabilities": agent_capabilities or {}, "info": INFO}
+    conn.receive_data(line(response(rid, result)))
+    for sid in sids:
+        rid, _ = conn.send_new_session("/tmp")
+        conn.receive_data(line(response(rid, {"sessionId": sid})))
+    conn.data_to_send()
+    conn.take_sent_events()
+    return conn
+
+
 class Live:
     """A live connection: the client sends through ``send_*``; the agent's bytes go in."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, initialize: bool = True) -> None:
         self.conn = Connection()
         self.sent: list[Any] = []
         self.events: list[Event] = []
+        if initialize:  # C1: a live client's first request (a test may send its own again)
+            self.initialize()
 
     def wrote(self, data: bytes) -> None:
         """Record bytes the client wrote (one JSON message per line)."""

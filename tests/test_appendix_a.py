@@ -66,6 +66,7 @@ def test_a01_prompt_response_echo_running_chunks_idle() -> None:
         availableCommands=[],
         configOptions=[],
         prompts=[{"requestId": rid, "status": "accepted", "messageId": "m", "echoed": True}],
+        protocolVersion=2,
     )
     assert live.conn.diagnostics == []
 

@@ -28,6 +28,7 @@ from helpers import (
     notification,
     permission,
     prompt_request,
+    ready,
     request,
     response,
     state,
@@ -332,11 +333,43 @@ def test_12_5_updates_before_the_session_new_result_are_not_unannounced() -> Non
 
 
 def _initialized(session_caps: dict[str, Any]) -> Connection:
+    return ready(SID, agent_capabilities={"session": session_caps})
+
+
+def test_c1_initialize_before_any_other_request() -> None:
     conn = Connection()
-    rid, _ = conn.send_initialize()
-    result = {"protocolVersion": 2, "capabilities": {"session": session_caps}, "info": INFO}
-    conn.receive_data(line(response(rid, result)))
-    return conn
+    for send in (lambda: conn.send_new_session("/w"), lambda: conn.send_request("x/y", {})):
+        with pytest.raises(LocalProtocolError, match="C1"):
+            send()
+    conn.send_initialize()
+    conn.send_new_session("/w")  # after initialize is sent (1.4: no longer repeatable)
+    quiet = Connection(live=False)  # a log's client is not this library's to police
+    quiet.send_new_session("/w")
+
+
+def test_c1_prompt_only_after_initialization_and_session_setup() -> None:
+    conn = Connection()
+    init_id, _ = conn.send_initialize()
+    with pytest.raises(LocalProtocolError, match="initialize"):
+        conn.send_prompt(SID, "hi")  # initialize not answered yet
+    conn.receive_data(line(error(init_id, -32603)))
+    with pytest.raises(LocalProtocolError, match="initialize"):
+        conn.send_prompt(SID, "hi")  # initialize failed
+    conn = ready()
+    new_id, _ = conn.send_new_session("/w")
+    with pytest.raises(LocalProtocolError, match="not set up"):
+        conn.send_prompt(SID, "hi")  # session/new not answered
+    conn.receive_data(line(update({"sessionUpdate": "session_info_update"}, "other")))
+    with pytest.raises(LocalProtocolError, match="not set up"):
+        conn.send_prompt("other", "hi")  # known from an update only (R3), never set up
+    conn.receive_data(line(response(new_id, {"sessionId": SID})))
+    conn.send_prompt(SID, "hi")
+    conn.send_resume("old", "/w", replay=False)
+    conn.send_prompt("old", "hi")  # a resumed session counts as set up from the request
+    close_id, _ = conn.send_close(SID)
+    conn.receive_data(line(response(close_id, {})))
+    with pytest.raises(LocalProtocolError, match="not set up"):
+        conn.send_prompt(SID, "hi")  # closed
 
 
 def test_c5_prompt_blocks_need_the_agents_prompt_capabilities() -> None:
@@ -347,7 +380,6 @@ def test_c5_prompt_blocks_need_the_agents_prompt_capabilities() -> None:
     with pytest.raises(LocalProtocolError, match="image"):
         conn.send_prompt(SID, [TextContent(text="t"), image])
     _initialized({"prompt": {"image": {}}}).send_prompt(SID, [image])
-    Connection().send_prompt(SID, [image])  # capabilities unknown: not checked
 
 
 def test_c5_blocks_given_as_plain_data_are_checked_by_their_type() -> None:
@@ -367,7 +399,7 @@ def test_c5_blocks_given_as_plain_data_are_checked_by_their_type() -> None:
 
 @pytest.mark.parametrize("path", ["relative/dir", "file:///w", ""])
 def test_c6_paths_must_be_absolute(path: str) -> None:
-    conn = Connection()
+    conn = _initialized({"additionalDirectories": {}})
     with pytest.raises(LocalProtocolError):
         conn.send_new_session(path)
     with pytest.raises(LocalProtocolError):
@@ -503,7 +535,7 @@ def test_r62_response_to_unknown_request_is_kept_raw_with_diagnostic() -> None:
 
 
 def test_c12_request_ids_are_distinct_while_pending() -> None:
-    conn = Connection()
+    conn = ready(SID)
     ids = [conn.send_prompt(SID, "x").request_id for _ in range(5)]
     assert len(set(ids)) == 5
 
@@ -1303,7 +1335,7 @@ def test_12_1_new_session_announces_with_lists_and_default_idle() -> None:
     assert SessionCreated(session_id=SID, announced=True) in events
     assert SessionAnnounced(session_id=SID) in events
     assert live.session() == empty_session(
-        announced=True, availableCommands=[CMD_X], configOptions=[OPT_B]
+        announced=True, availableCommands=[CMD_X], configOptions=[OPT_B], protocolVersion=2
     )
     assert live.conn.session(SID).idle
 
@@ -1596,7 +1628,7 @@ def _replay(live: Live, *upds: dict[str, Any]) -> None:
 
 def test_12_3_an_entry_a_later_replay_reports_again_leaves_unretained() -> None:
     # SNAPSHOT unretained: entries a replay did not report again; the next one did (step 3).
-    live, p1, p2 = _live_with_history()
+    live, _, p2 = _live_with_history()
     _replay(live, chunk("user", "u1", "one"))
     c1 = tool_entry("c1", title="T", status="in_progress")
     assert live.session()["unretained"] == [
@@ -1841,10 +1873,9 @@ def test_r57_notices_during_replay_and_for_unknown_sessions_are_kept() -> None:
 
 
 def test_10_prompt_progress_is_observable_insertion_place_and_turn_end() -> None:
-    from acp_client import Connection
     from acp_client.testing import FakeAgent, Loopback
 
-    conn = Connection()
+    conn = ready("s1")
     request_id, _ = conn.send_prompt("s1", "hello")
     assert not conn.prompt_finished(request_id)
     loop = Loopback(conn)
@@ -1885,21 +1916,26 @@ def test_r49_a_prompt_answered_after_its_turn_ended_gets_that_turn() -> None:
 
 
 def test_events_of_sends_are_kept_for_the_caller() -> None:
-    from acp_client import CancelRequested, Connection, PromptSent, SessionCreated
+    from acp_client import CancelRequested, Connection, PromptSent
 
     conn = Connection()
+    rid, _ = conn.send_initialize()
+    conn.send_new_session("/w")
+    assert conn.take_sent_events() == []  # nothing to say until the agent answers
+    conn.receive_data(line(response(rid, {"protocolVersion": 2, "capabilities": {}})))
+    conn.receive_data(line(response(rid + 1, {"sessionId": "s1"})))
+    assert conn.take_sent_events() == []  # the session came with the answer, a received event
     request_id, _ = conn.send_prompt("s1", "hi")
     conn.send_cancel("s1")
     events = conn.take_sent_events()
-    assert [type(e) for e in events] == [SessionCreated, PromptSent, CancelRequested]
-    assert events[1].request_id == request_id
+    assert [type(e) for e in events] == [PromptSent, CancelRequested]
+    assert events[0].request_id == request_id
     assert conn.take_sent_events() == []
 
 
 def test_result_that_does_not_fit_its_method_is_an_invalid_result_diagnostic() -> None:
-    from acp_client import Connection
 
-    conn = Connection()
+    conn = ready()
     request_id, _ = conn.send_new_session("/work")
     conn.receive_data(b'{"jsonrpc":"2.0","id":%d,"result":{"noSessionId":true}}\n' % request_id)
     assert [d.code for d in conn.diagnostics] == ["invalid-result"]
@@ -1974,7 +2010,7 @@ def test_1_4_a_new_connection_in_a_log_forgets_the_agents_unanswered_requests() 
 
 
 def test_1_4_send_request_refuses_initialize_after_another_request() -> None:
-    conn = Connection()
+    conn = _initialized({})
     conn.send_new_session("/w")
     with pytest.raises(LocalProtocolError):
         conn.send_request("initialize", {"protocolVersion": 2})

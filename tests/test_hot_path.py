@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from helpers import ready
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -75,7 +76,7 @@ def _outcome(conn: Connection, events: list[Any]) -> tuple[list[str], dict[str, 
 
 def _connection(prompts: int, **options: Any) -> tuple[Connection, list[Any]]:
     """A connection with ``prompts`` accepted prompts (user messages m1, m2) on s1."""
-    conn = Connection(**options)
+    conn = ready("s1", **options)
     events: list[Any] = []
     for message_id in ["m1", "m2"][:prompts]:
         rid = conn.send_prompt("s1", "hi").request_id
@@ -120,7 +121,7 @@ def test_any_reads_equal_one_line_at_a_time(case: tuple[list[bytes], list[bytes]
 
 def _second_pass(lines: list[bytes], how: str, by_line: bool) -> Any:
     """Feed ``lines``, then resume with replay (or close s1), then feed them again."""
-    conn = Connection()
+    conn = ready()
     events: list[Any] = []
 
     def feed(chunk: list[bytes]) -> None:

@@ -22,6 +22,7 @@ from helpers import (
     line,
     message_entry,
     prompt_request,
+    ready,
     request,
     response,
     text,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import trio
 
-from acp_client import replay_log
+from acp_client import LocalProtocolError, replay_log
 from acp_client.transport import (
     AgentConnection,
     AgentExited,
@@ -278,8 +278,11 @@ def test_v2_rejected_prompt_raises(tmp_path: Path) -> None:
     async def main() -> None:
         async with open_agent(V2) as agent:
             await agent.initialize()
+            with pytest.raises(LocalProtocolError, match="C1"):
+                await agent.prompt("no-such-session", "hello")  # not set up: refused here
+            params = {"sessionId": "no-such-session", "prompt": [{"type": "text", "text": "hi"}]}
             with pytest.raises(RequestFailed):
-                await agent.prompt("no-such-session", "hello")
+                await agent.request("session/prompt", params)  # the raw request goes out
             (state,) = agent.connection.session("no-such-session").prompts
             assert state.status == "rejected"
             assert state.error is not None
