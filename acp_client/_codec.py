@@ -601,9 +601,7 @@ def _message_from_builtins(
             raise RemoteProtocolError(
                 "`method` must be a string", path=f"{path}.method", code=INVALID_REQUEST, raw=obj
             )
-        params = obj.get("params", UNSET)
-        if params is None:
-            params = UNSET
+        params = obj.get("params", UNSET)  # null kept: an unknown method's params are raw
         if "id" in obj:
             rid = obj["id"]
             if not _valid_id(rid, response=False):
@@ -625,6 +623,8 @@ def _message_from_builtins(
             raise RemoteProtocolError(
                 "invalid response id", path=f"{path}.id", code=INVALID_REQUEST, raw=obj
             )
+        # A malformed response still names its request (``request_id``): a response is never
+        # answered, and the connection settles the request it answers.
         has_result = "result" in obj
         if has_result == ("error" in obj):
             raise RemoteProtocolError(
@@ -632,6 +632,7 @@ def _message_from_builtins(
                 path=path,
                 code=INVALID_REQUEST,
                 raw=obj,
+                request_id=rid,
             )
         if has_result:
             return s.Response(id=rid, result=obj["result"])
@@ -639,7 +640,7 @@ def _message_from_builtins(
             error = _Converter(diagnostics).convert(obj["error"], s.Error, f"{path}.error")
         except _Invalid as exc:
             raise RemoteProtocolError(
-                exc.message, path=exc.path, code=INVALID_REQUEST, raw=obj
+                exc.message, path=exc.path, code=INVALID_REQUEST, raw=obj, request_id=rid
             ) from None
         return s.ErrorResponse(id=rid, error=error)
     raise RemoteProtocolError(
@@ -657,7 +658,7 @@ def _params(
 ) -> Any:
     if tp is None:
         return params
-    if params is UNSET:
+    if params is UNSET or params is None:
         params = {}
     try:
         return _Converter(diagnostics).convert(params, tp, f"{path}.params")

@@ -37,6 +37,7 @@ from ._codec import Decoder, _FastUpdate, encode, message_from_builtins
 from ._diagnostics import Diagnostic
 from ._entities import MessageState, TerminalState, ToolCallState
 from ._errors import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -628,6 +629,11 @@ class Connection:
             self._batches.expect(error.request_id)
             self._respond_error(error.request_id, error.code, error.message)
             self._pending_in.pop(error.request_id, None)
+        if isinstance(raw, dict) and "method" not in raw and error.request_id is not None:
+            # A malformed response (its id readable) is never answered (1.2); the request it
+            # answers ends failed, with the response kept as the error's data.
+            self._malformed_response(error, raw, events, direction)
+            return
         if (
             self.live
             and direction == "incoming"
@@ -639,6 +645,30 @@ class Connection:
         code = "invalid-message" if error.code != -32700 else "malformed-line"
         self._note(code, f"{error.message} at `{error.path}`", "error")
         events.append(ev.InvalidMessageReceived(error=error))
+
+    def _malformed_response(
+        self,
+        error: RemoteProtocolError,
+        raw: dict[str, Any],
+        events: list[ev.Event],
+        direction: str,
+    ) -> None:
+        self._note("invalid-message", f"{error.message} at `{error.path}`", "error")
+        events.append(ev.InvalidMessageReceived(error=error))
+        rid = error.request_id
+        pending = self._pending_out if direction == "incoming" else self._pending_in
+        if rid is None or rid not in pending:
+            return
+        settled = s.ErrorResponse(
+            id=rid,
+            error=s.Error(
+                code=INTERNAL_ERROR, message=f"malformed response: {error.message}", data=raw
+            ),
+        )
+        if direction == "incoming":
+            self._incoming_response(settled, events)
+        else:
+            self._outgoing_response(settled, events)
 
     def _dispatch(self, message: s.Message, direction: Direction, events: list[ev.Event]) -> None:
         kind = type(message)

@@ -1066,3 +1066,31 @@ def test_a_lone_surrogate_is_encoded_as_its_escape() -> None:
         "text": "a\ud800b",
         "_meta": {"k": "\udc00"},
     }
+
+
+@pytest.mark.parametrize("with_id", [False, True])
+def test_null_params_of_an_unknown_method_are_written_back(with_id: bool) -> None:
+    """1.2 / schema: an extension method's ``params`` may be ``null``; kept, not dropped."""
+    wire = {"jsonrpc": "2.0", "method": "_acme/ping", "params": None}
+    if with_id:
+        wire["id"] = 7
+    message = Decoder().decode(json.dumps(wire).encode())
+    assert message.params is None
+    assert json.loads(encode(message)) == wire
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        {"error": {"code": -32603.0, "message": "boom"}},
+        {"error": {"code": -32603}},
+        {"result": {}, "error": {"code": 1, "message": "x"}},
+        {},
+    ],
+)
+def test_a_malformed_response_names_its_request(response: dict[str, Any]) -> None:
+    """1.2: a response is never answered; the id it names is kept on the error."""
+    raw = {"jsonrpc": "2.0", "id": 4, **response}
+    with pytest.raises(RemoteProtocolError) as info:
+        Decoder().decode(json.dumps(raw).encode())
+    assert info.value.request_id == 4 and info.value.raw == raw

@@ -372,6 +372,32 @@ def test_c1_prompt_only_after_initialization_and_session_setup() -> None:
         conn.send_prompt(SID, "hi")  # closed
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"error": {"code": -32603.0, "message": "boom"}},
+        {"error": {"code": -32603}},
+        {"result": {"messageId": "u1"}, "error": {"code": 1, "message": "x"}},
+    ],
+)
+def test_1_2_a_malformed_response_is_not_answered_and_ends_its_request(
+    body: dict[str, Any],
+) -> None:
+    live = Live()
+    live.new_session()
+    rid = live.prompt("hi")
+    live.agent({"jsonrpc": "2.0", "id": rid, **body})
+    assert [m for m in live.sent if "method" not in m] == []  # a response is never answered
+    prompt = live.conn.prompt(rid)
+    assert prompt.status == "rejected"
+    assert prompt.error.code == -32603 and prompt.error.data == {
+        "jsonrpc": "2.0",
+        "id": rid,
+        **body,
+    }
+    assert live.codes() == ["invalid-message"]
+
+
 def test_c5_prompt_blocks_need_the_agents_prompt_capabilities() -> None:
     image = ImageContent(data="aGk=", mime_type="image/png")
     link = ResourceLink(uri="file:///a", name="a")
