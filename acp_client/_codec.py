@@ -409,6 +409,12 @@ def _leaf(value: Any, tp: Any, path: str) -> Any:
     try:
         return msgspec.convert(value, tp, strict=True)
     except msgspec.ValidationError as exc:
+        if type(value) is float and value.is_integer():
+            # JSON Schema's `integer` holds 1000.0 too (the official SDK accepts it).
+            try:
+                return msgspec.convert(int(value), tp, strict=True)
+            except msgspec.ValidationError:
+                pass
         raise _Invalid(path, str(exc).split(" - at ")[0]) from None
 
 

@@ -1082,7 +1082,7 @@ def test_null_params_of_an_unknown_method_are_written_back(with_id: bool) -> Non
 @pytest.mark.parametrize(
     "response",
     [
-        {"error": {"code": -32603.0, "message": "boom"}},
+        {"error": {"code": "boom", "message": "boom"}},
         {"error": {"code": -32603}},
         {"result": {}, "error": {"code": 1, "message": "x"}},
         {},
@@ -1094,3 +1094,39 @@ def test_a_malformed_response_names_its_request(response: dict[str, Any]) -> Non
     with pytest.raises(RemoteProtocolError) as info:
         Decoder().decode(json.dumps(raw).encode())
     assert info.value.request_id == 4 and info.value.raw == raw
+
+
+def test_a_whole_number_float_is_an_integer() -> None:
+    """JSON Schema's ``integer`` holds ``1000.0``: accepted where the schema says integer."""
+    usage = {"sessionUpdate": "usage_update", "used": 1000.0, "size": 2e5}
+    exited = {
+        "sessionUpdate": "terminal_update",
+        "terminalId": "t",
+        "exitStatus": {"exitCode": 0.0},
+    }
+    diagnostics: list[Diagnostic] = []
+    for update, want in ((usage, (1000, 200000)), (exited, 0)):
+        line = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": "s", "update": update},
+            }
+        )
+        got = Decoder().decode(line.encode(), diagnostics=diagnostics).params.update
+        if isinstance(want, tuple):
+            assert (got.used, got.size) == want and type(got.used) is int
+        else:
+            assert got.exit_status.exit_code == 0
+    assert diagnostics == []
+    half = {"sessionUpdate": "usage_update", "used": 1000.5, "size": 1}
+    with pytest.raises(RemoteProtocolError, match="float"):
+        Decoder().decode(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "session/update",
+                    "params": {"sessionId": "s", "update": half},
+                }
+            ).encode()
+        )

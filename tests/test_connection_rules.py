@@ -375,7 +375,7 @@ def test_c1_prompt_only_after_initialization_and_session_setup() -> None:
 @pytest.mark.parametrize(
     "body",
     [
-        {"error": {"code": -32603.0, "message": "boom"}},
+        {"error": {"code": "boom", "message": "boom"}},
         {"error": {"code": -32603}},
         {"result": {"messageId": "u1"}, "error": {"code": 1, "message": "x"}},
     ],
