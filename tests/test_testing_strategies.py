@@ -158,6 +158,96 @@ def test_conversations_reach_every_variant_and_both_echo_orders() -> None:
     assert orders == {"response-first", "echo-first"}
 
 
+def _updates_of(exchange: list[tuple[str, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
+    return [
+        (i, m["params"]["update"])
+        for i, (_, m) in enumerate(exchange)
+        if m.get("method") == "session/update"
+    ]
+
+
+def _late_response_after_foreign(exchange: list[tuple[str, dict[str, Any]]]) -> bool:
+    """A prompt response after agent output and after another client's user message."""
+    updates_at = _updates_of(exchange)
+    for i, (_, m) in enumerate(exchange):
+        if isinstance(m.get("result"), dict) and "messageId" in m["result"]:
+            before = [u for j, u in updates_at if j < i]
+            foreign = any(
+                u["sessionUpdate"].startswith("user_message") and u["messageId"].startswith("x")
+                for u in before
+            )
+            output = {u["sessionUpdate"] for u in before} & {
+                "agent_message_chunk",
+                "agent_message",
+                "tool_call_update",
+            }
+            if foreign and output:
+                return True
+    return False
+
+
+def _later_status_after_cancel(exchange: list[tuple[str, dict[str, Any]]]) -> bool:
+    cancels = [i for i, (_, m) in enumerate(exchange) if m.get("method") == "session/cancel"]
+    return bool(cancels) and any(
+        j > cancels[0] and u.get("status") == "completed"
+        for j, u in _updates_of(exchange)
+        if u["sessionUpdate"] == "tool_call_update"
+    )
+
+
+def _empty_chunk(exchange: list[tuple[str, dict[str, Any]]]) -> bool:
+    return any(
+        u["sessionUpdate"].endswith("_chunk") and u.get("content") == {"type": "text", "text": ""}
+        for _, u in _updates_of(exchange)
+    )
+
+
+def test_conversations_reach_late_responses_later_statuses_and_empty_chunks() -> None:
+    """10.4 / R49 / R17: what an order-linking or cancel-freezing client must meet."""
+    cases = {"late-response": 0, "later-status": 0, "empty-chunk": 0}
+
+    @settings(
+        max_examples=300,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(conversations())
+    def collect(exchange: list[tuple[str, dict[str, Any]]]) -> None:
+        cases["late-response"] += _late_response_after_foreign(exchange)
+        cases["later-status"] += _later_status_after_cancel(exchange)
+        cases["empty-chunk"] += _empty_chunk(exchange)
+
+    collect()
+    assert all(cases.values()), cases
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conversations())
+def test_conversations_list_unique_commands_and_config_ids(
+    exchange: list[tuple[str, dict[str, Any]]],
+) -> None:
+    """A29 / A19: names and config ids are unique within a list, as the schema requires."""
+    for _, u in _updates_of(exchange):
+        for key, field in (("availableCommands", "name"), ("configOptions", "configId")):
+            items = u.get(key)
+            if isinstance(items, list):
+                names = [item[field] for item in items]
+                assert len(names) == len(set(names))
+
+
+def test_rechunkings_reach_every_piece_count() -> None:
+    text = "x" * 20
+    for count in (1, 7, 15, 19, 20):
+        parts = find(
+            rechunkings(text),
+            lambda p, n=count: len(p) == n,
+            settings=settings(max_examples=5000, database=None),
+        )
+        assert "".join(parts) == text
+
+
 def test_updates_reach_every_variant() -> None:
     seen: set[str] = set()
 
@@ -256,6 +346,15 @@ def test_stored_logs_are_text(log: Any) -> None:
         lambda: v1_streams(max_turns=True),
         lambda: stored_logs("csv"),
         lambda: stored_logs(exchanges=[1]),
+        lambda: content_blocks(kinds=5),  # type: ignore[arg-type]
+        lambda: updates(kinds=5),  # type: ignore[arg-type]
+        lambda: damaged_update_pairs(kinds=5),  # type: ignore[arg-type]
+        lambda: chunked_message_updates("agent", "m", None),  # type: ignore[arg-type]
+        lambda: prompt_echo_interleavings(*_prompt_parts()[:2], 5),  # type: ignore[arg-type]
+        lambda: prompt_echo_interleavings(*_prompt_parts(), None),  # type: ignore[arg-type]
+        lambda: prompt_echo_interleavings(
+            *_prompt_parts()[:2], [{"method": "session/update", "params": 5}]
+        ),
     ],
 )
 def test_bad_arguments_fail_when_built(build: Any) -> None:

@@ -7,6 +7,7 @@ valid against schema-v2.json (2.4.0) unless the name says ``invalid``.
 from __future__ import annotations
 
 import base64
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -139,7 +140,7 @@ def content_blocks(
     """
     if kinds is None:
         kinds = CONTENT_BLOCK_KINDS
-    if isinstance(kinds, str) or not kinds:
+    if isinstance(kinds, str) or not isinstance(kinds, Sequence) or not kinds:
         raise InvalidArgument(f"kinds must be a non-empty sequence of names, not {kinds!r}")
     bad = [k for k in kinds if k not in _BLOCK_STRATEGIES]
     if bad:
@@ -217,6 +218,9 @@ commands = st.one_of(
         {"type": custom_names, "name": command_names, "description": st.text(max_size=10)}
     ),
 )
+
+_NAME = operator.itemgetter("name")  # command names are unique within a list (A29)
+_CONFIG_ID = operator.itemgetter("configId")  # and so are config option ids (A19)
 
 _select_values = st.lists(
     st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=4, unique=True

@@ -14,6 +14,8 @@ from hypothesis.errors import InvalidArgument
 
 from ._fake_agent import LOG_FORMATS, FakeAgent, StoredLog, log_lines
 from ._strategies_content import (
+    _CONFIG_ID,
+    _NAME,
     absolute_paths,
     any_blocks,
     commands,
@@ -52,6 +54,9 @@ def _split_points(draw: st.DrawFn, length: int, favoured: Sequence[int] = ()) ->
         return []
     if draw(st.integers(0, 9)) == 9:  # now and then every point: one element per piece
         return list(range(1, length))
+    if length <= 65 and draw(st.booleans()):  # a cut or not at each point: any count
+        cuts = draw(st.lists(st.booleans(), min_size=length - 1, max_size=length - 1))
+        return [i for i, cut in enumerate(cuts, 1) if cut]
     inner = st.integers(1, length - 1)
     if favoured:
         inner = st.one_of(st.sampled_from(list(favoured)), inner)
@@ -221,7 +226,11 @@ def chunked_message_updates(
     if not isinstance(message_id, str):
         raise InvalidArgument(f"message_id must be a str, not {message_id!r}")
     checked: Any = blocks
-    if isinstance(checked, str) or not all(isinstance(b, dict) for b in checked):
+    if (
+        isinstance(checked, str)
+        or not isinstance(checked, Sequence)
+        or not all(isinstance(b, dict) for b in checked)
+    ):
         raise InvalidArgument("blocks must be a sequence of content block dicts")
     return _chunked_updates(role, message_id, list(blocks))
 
@@ -265,11 +274,15 @@ def prompt_echo_interleavings(
         raise InvalidArgument("request must be an outgoing session/prompt request")
     if resp[0] != "incoming" or resp[1].get("id") != req[1]["id"] or "method" in resp[1]:
         raise InvalidArgument("response must be the incoming response with the request's id")
-    if isinstance(echo, dict | str) or not echo:
+    if isinstance(echo, dict | str) or not isinstance(echo, Sequence) or not echo:
         raise InvalidArgument("echo must be a non-empty sequence of user-message updates")
+    if isinstance(others, dict | str) or not isinstance(others, Sequence):
+        raise InvalidArgument("others must be a sequence of messages")
     echo_pairs = [_as_pair(e, "incoming", "echo") for e in echo]
     for _, m in echo_pairs:
-        kind = m.get("params", {}).get("update", {}).get("sessionUpdate")
+        params = m.get("params")
+        update = params.get("update") if isinstance(params, dict) else None
+        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
         if m.get("method") != "session/update" or kind not in (
             "user_message",
             "user_message_chunk",
@@ -304,6 +317,8 @@ def _chunks_or_whole(draw: st.DrawFn, a: FakeAgent, role: str, mid: str, text: s
         whole(mid, draw(st.lists(any_blocks, min_size=1, max_size=3)))
     else:
         pieces = draw(_text_rechunkings(text))
+        if draw(st.integers(0, 7)) == 0:  # an empty text block is a chunk too
+            pieces.insert(draw(st.integers(0, len(pieces))), "")
         if style == "whole+chunks":
             whole(mid, pieces[0])
             pieces = pieces[1:]
@@ -330,6 +345,7 @@ def _activity(draw: st.DrawFn, sid: str, ids: _Ids, agent_rid: list[int]) -> Exc
                 "compaction",
                 "custom",
                 "permission",
+                "other_user",
             ]
         )
     )
@@ -337,6 +353,8 @@ def _activity(draw: st.DrawFn, sid: str, ids: _Ids, agent_rid: list[int]) -> Exc
         _chunks_or_whole(draw, a, "agent", ids("a"), draw(_texts))
     elif kind == "thought":
         _chunks_or_whole(draw, a, "thought", ids("th"), draw(_texts))
+    elif kind == "other_user":  # another client's or a queued input: no prompt of ours
+        _chunks_or_whole(draw, a, "user", ids("x"), draw(_texts))
     elif kind == "tool":
         cid = ids("c")
         a.tool_call(
@@ -379,9 +397,9 @@ def _activity(draw: st.DrawFn, sid: str, ids: _Ids, agent_rid: list[int]) -> Exc
         cost = draw(st.one_of(st.none(), st.tuples(st.floats(0, 100), st.just("USD"))))
         a.usage(draw(st.integers(0, 10**6)), 10**6, cost)
     elif kind == "commands":
-        a.commands(draw(st.lists(commands, max_size=2)))
+        a.commands(draw(st.lists(commands, max_size=2, unique_by=_NAME)))
     elif kind == "config":
-        a.config_options(draw(st.lists(config_options(), max_size=2)))
+        a.config_options(draw(st.lists(config_options(), max_size=2, unique_by=_CONFIG_ID)))
     elif kind == "info":
         a.session_info(title=draw(_texts), updatedAt="2025-06-01T12:00:00Z")
     elif kind == "notice":
@@ -431,9 +449,11 @@ def _turn(
     _chunks_or_whole(draw, echo, "user", uid, text)
     response = FakeAgent(sid).prompt_response(rid, uid).messages
     running = FakeAgent(sid).state("running").messages
-    out = [request, *draw(_merge([response, echo.messages, running]))]
     segments = [_activity(draw, sid, ids, agent_rid) for _ in range(draw(st.integers(1, 5)))]
-    out += draw(_merge(segments))
+    # The response, the echo and the work are independent (10.4, R49): the response may
+    # come after agent output or another client's user message, never after the idle.
+    work = running + draw(_merge(segments))
+    out = [request, *draw(_merge([response, echo.messages, work]))]
     tail = FakeAgent(sid)
     if outcome == "cancel":
         cid = ids("c")
@@ -446,7 +466,10 @@ def _turn(
         tail.cancel()
         if pending is not None:
             tail.permission_answer(pending, None)  # spec 11.2: every pending one, cancelled
-        tail.tool_call(cid, status="cancelled")
+        if draw(st.booleans()):
+            tail.agent_chunk(ids("a"), draw(_texts))  # output flushed after the cancel
+        # R17: the agent's later status wins over the local mark, whatever it is.
+        tail.tool_call(cid, status=draw(st.sampled_from(["cancelled", "completed", "failed"])))
         tail.state("idle", stop_reason="cancelled")
     else:
         reason = draw(
@@ -539,12 +562,16 @@ def conversations(
     Each draw is a list of ``(direction, message)`` pairs: ``initialize`` (optional),
     ``session/new`` and its result (sometimes after an early update), then 1 to
     ``max_turns`` turns. A turn is a prompt, then either a rejection, or the response,
-    the echo (whole, chunked, or whole then chunks) and ``running`` in any legal order,
-    followed by interleaved agent activity (agent messages, thoughts, tool calls with
-    content chunks, terminals with output chunks, plans, usage, commands, config,
-    session info, notices, compactions, custom updates, permission requests with the
-    client's answers) and an ``idle`` with a stop reason; or a ``session/cancel`` with a
-    pending permission answered ``cancelled`` and ``idle`` + ``cancelled``. With
+    the echo (whole, chunked, or whole then chunks, sometimes with an empty text chunk)
+    and ``running`` followed by interleaved agent activity (agent messages, thoughts, tool
+    calls with content chunks, terminals with output chunks, plans, usage, commands,
+    config, session info, notices, compactions, custom updates, permission requests with
+    the client's answers, user messages of another client), all three in any legal order
+    (the response may come after agent output, never after the idle); then an ``idle``
+    with a stop reason, or a ``session/cancel`` with a pending permission answered
+    ``cancelled``, maybe output flushed after it, the agent's own final status for the
+    interrupted tool call (``cancelled``, ``completed`` or ``failed``: R17) and ``idle`` +
+    ``cancelled``. With
     ``resume`` (``None``: sometimes) it ends with a ``session/resume`` replaying some of
     the user messages. Request ids are numbered from 0 on each side, as SDKs do.
 

@@ -14,6 +14,8 @@ from hypothesis.errors import InvalidArgument
 
 from ._model import UPDATE_KINDS
 from ._strategies_content import (
+    _CONFIG_ID,
+    _NAME,
     absolute_paths,
     any_blocks,
     background_items,
@@ -220,12 +222,12 @@ _VALID: dict[str, st.SearchStrategy[Update]] = {
     "plan_update": plan_updates,
     "available_commands_update": _update(
         "available_commands_update",
-        {"availableCommands": st.lists(commands, max_size=3)},
+        {"availableCommands": st.lists(commands, max_size=3, unique_by=_NAME)},
         _meta=_nullable(metas),
     ),
     "config_option_update": _update(
         "config_option_update",
-        {"configOptions": st.lists(config_options(), max_size=3)},
+        {"configOptions": st.lists(config_options(), max_size=3, unique_by=_CONFIG_ID)},
         _meta=_nullable(metas),
     ),
     "session_info_update": _update(
@@ -368,7 +370,7 @@ def _damage(draw: st.DrawFn, update: Update) -> tuple[Update, Update]:
 def _check_kinds(kinds: Sequence[str] | None) -> list[str]:
     if kinds is None:
         return [*UPDATE_KINDS, CUSTOM_UPDATE]
-    if isinstance(kinds, str) or not kinds:
+    if isinstance(kinds, str) or not isinstance(kinds, Sequence) or not kinds:
         raise InvalidArgument(f"kinds must be a non-empty sequence of update kinds, not {kinds!r}")
     bad = [k for k in kinds if k not in _VALID]
     if bad:
