@@ -460,6 +460,14 @@ def _valid_id(value: object, *, response: bool) -> bool:
     return response and value is None
 
 
+def _id_of(obj: dict[str, Any]) -> Any:
+    """The message's ``id``, a whole-number float as the integer it is (JSON Schema)."""
+    rid = obj["id"]
+    if type(rid) is float and rid.is_integer():
+        return int(rid)
+    return rid
+
+
 class Decoder:
     """Decodes newline-free JSON-RPC text into :mod:`acp_client.schema` Structs.
 
@@ -609,7 +617,7 @@ def _message_from_builtins(
             )
         params = obj.get("params", UNSET)  # null kept: an unknown method's params are raw
         if "id" in obj:
-            rid = obj["id"]
+            rid = _id_of(obj)
             if not _valid_id(rid, response=False):
                 raise RemoteProtocolError(
                     "a request id must be a string or a 64-bit integer",
@@ -624,8 +632,9 @@ def _message_from_builtins(
         typed = _params(params, tp, obj, None, diagnostics, path)
         return s.Notification(method=method, params=typed)
     if "id" in obj:
-        rid = obj["id"]
-        if not _valid_id(rid, response=True):
+        rid = _id_of(obj)
+        # 1.2: `id: null` only on an error answering an unreadable request
+        if not _valid_id(rid, response="result" not in obj):
             raise RemoteProtocolError(
                 "invalid response id", path=f"{path}.id", code=INVALID_REQUEST, raw=obj
             )

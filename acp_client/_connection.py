@@ -629,9 +629,9 @@ class Connection:
             self._batches.expect(error.request_id)
             self._respond_error(error.request_id, error.code, error.message)
             self._pending_in.pop(error.request_id, None)
-        if isinstance(raw, dict) and "method" not in raw and error.request_id is not None:
-            # A malformed response (its id readable) is never answered (1.2); the request it
-            # answers ends failed, with the response kept as the error's data.
+        if isinstance(raw, dict) and "method" not in raw and "id" in raw:
+            # A malformed response is never answered (1.2); the request it answers (when its
+            # id is readable) ends failed, with the response kept as the error's data.
             self._malformed_response(error, raw, events, direction)
             return
         if (
@@ -1248,7 +1248,7 @@ class Connection:
         for block in blocks:
             if isinstance(block, dict):  # a block given as plain data: checked by its type
                 kind = block.get("type")
-                if kind not in _PROMPT_BLOCK_TYPES:
+                if not isinstance(kind, str) or kind not in _PROMPT_BLOCK_TYPES:
                     raise LocalProtocolError(
                         f"prompt block type {kind!r} is none the agent can accept (C5)"
                     )

@@ -1130,3 +1130,16 @@ def test_a_whole_number_float_is_an_integer() -> None:
                 }
             ).encode()
         )
+
+
+def test_a_whole_number_float_id_is_the_integer_and_a_success_never_has_a_null_id() -> None:
+    """1.2: ids are strings or integers (``3.0`` is one); ``id: null`` only on an error."""
+    request = Decoder().decode(b'{"jsonrpc":"2.0","id":3.0,"method":"_x/y","params":{}}')
+    assert request.id == 3 and type(request.id) is int
+    response = Decoder().decode(b'{"jsonrpc":"2.0","id":3.0,"result":{}}')
+    assert response.id == 3 and type(response.id) is int
+    assert (
+        Decoder().decode(b'{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}').id is None
+    )
+    with pytest.raises(RemoteProtocolError, match="id"):
+        Decoder().decode(b'{"jsonrpc":"2.0","id":null,"result":{}}')

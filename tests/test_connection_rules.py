@@ -398,6 +398,37 @@ def test_1_2_a_malformed_response_is_not_answered_and_ends_its_request(
     assert live.codes() == ["invalid-message"]
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"id": None, "error": {"code": -32700}},  # no message: malformed, id unreadable
+        {"id": None, "error": {"code": 1.5, "message": "m"}},
+        {"id": None, "result": {}},  # a success never has id null
+    ],
+)
+def test_1_2_a_malformed_response_with_a_null_id_is_not_answered(raw: dict[str, Any]) -> None:
+    live = Live()
+    live.new_session()
+    live.agent({"jsonrpc": "2.0", **raw})
+    assert [m for m in live.sent if "method" not in m] == []
+    assert live.codes() == ["invalid-message"]
+
+
+def test_1_2_a_response_with_a_whole_number_float_id_settles_its_request() -> None:
+    live = Live()
+    live.new_session()
+    rid = live.prompt("hi")
+    live.agent({"jsonrpc": "2.0", "id": float(rid), "result": {"messageId": "u1"}})
+    assert live.conn.prompt(rid).status == "accepted"
+    assert [m for m in live.sent if "method" not in m] == []
+
+
+def test_c5_a_block_type_that_is_no_string_is_refused_as_a_protocol_error() -> None:
+    conn = _initialized({})
+    with pytest.raises(LocalProtocolError, match="C5"):
+        conn.send_prompt(SID, [{"type": ["x"]}])
+
+
 def test_c5_prompt_blocks_need_the_agents_prompt_capabilities() -> None:
     image = ImageContent(data="aGk=", mime_type="image/png")
     link = ResourceLink(uri="file:///a", name="a")
