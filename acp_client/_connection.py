@@ -915,10 +915,14 @@ class Connection:
             events.append(ev.PromptRejected(session_id=sid, request_id=rid, error=error))
             return
         prompt.status = "accepted"
-        session.prompt_accepted()
         prompt.turns_before = len(session.completed_turns)
+        echo = (
+            session.message("user", result.message_id)
+            if isinstance(result, s.PromptResponse)
+            else None
+        )
+        session.prompt_accepted(None if echo is None else echo.first_seen)
         if isinstance(result, s.PromptResponse):
-            echo = session.message("user", result.message_id)
             if echo is not None:  # placed before the response: its turn is the one it was in
                 prompt.turns_before = session.turns_completed_before(echo.first_seen)
             if result.message_id in session.prompts_by_message:

@@ -129,6 +129,7 @@ class Session:
         "_plans",
         "_previous",
         "_previous_side",
+        "_replay_prompts",
         "_resuming",
         "_terminals",
         "_thought",
@@ -213,6 +214,7 @@ class Session:
         self._work_awaited = False
         self._idle_ordinal = 0
         self._resuming = 0
+        self._replay_prompts: list[PromptState] = []
         self._turn_start_index = 0
         self.available_commands: list[Any] | None = None
         self.config_options: list[Any] | None = None
@@ -486,6 +488,9 @@ class Session:
         return msg
 
     def _echo(self, message_id: str) -> None:
+        placed = self.prompts_by_message.get(message_id)
+        if placed is not None:
+            placed.not_retained = False  # placed (again): 10.5
         waiting = self._awaiting_echo.pop(message_id, None)
         if waiting:
             for prompt in waiting:
@@ -967,9 +972,14 @@ class Session:
         if self.idle:
             self.cancel_requested = False
 
-    def prompt_accepted(self) -> None:
-        """A prompt of this session was accepted: its work is awaited until the next idle."""
-        self._work_awaited = True
+    def prompt_accepted(self, echo_first_seen: int | None) -> None:
+        """A prompt of this session was accepted: its work is awaited until the next idle.
+
+        Not when its message was placed before the last idle: the response came after the
+        work it started had ended (R49 lets it).
+        """
+        if echo_first_seen is None or echo_first_seen > self._idle_ordinal:
+            self._work_awaited = True
 
     def link_prompt(self, prompt: PromptState, message_id: str) -> bool:
         """Bind an accepted prompt to its user message id; return whether it is echoed."""
@@ -1079,6 +1089,8 @@ class Session:
         """Start a history replay (section 12.3): entities move to a previous generation."""
         self.lifecycle = "replaying"
         self.announced = True
+        # the prompts this replay can tell about: accepted before it began (R2)
+        self._replay_prompts = [p for p in self.prompts if p.status == "accepted"]
         self._previous = {entry.key: entry for entry in self._timeline}
         self._previous_side = (self._terminals, self._plans)
         self._timeline = []
@@ -1106,14 +1118,15 @@ class Session:
                 kept += 1
                 if type(entry) is MessageState and entry.role == "user":
                     lost_users.add(entry.message_id)
-        for prompt in self.prompts:
-            if prompt.status != "accepted" or prompt.message_id is None:
+        for prompt in self._replay_prompts:
+            if prompt.message_id is None:
                 continue
             if prompt.message_id in self._user:
                 prompt.not_retained = False  # 10.5: a later replay containing it places it
             elif ok or prompt.message_id in lost_users:
                 # R2: a full replay without the message; it was never placed, or was lost
                 prompt.not_retained = True
+        self._replay_prompts = []
         if self._previous_side is not None:
             # Terminals and plans the replay did not report again leave the current state
             # too (section 12.3 step 4); they are kept here, outside the snapshot's lists.

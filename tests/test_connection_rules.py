@@ -27,6 +27,7 @@ from helpers import (
     msg,
     notification,
     permission,
+    plan_items,
     prompt_request,
     ready,
     request,
@@ -1713,6 +1714,32 @@ def test_r2_a_full_replay_without_a_never_echoed_message_makes_it_not_retained()
     assert not live.conn.prompt(rid).not_retained
     _replay(live, msg("agent", "a1", content=[text("hi")]))
     assert live.conn.prompt(rid).not_retained and not live.conn.prompt(rid).echoed
+
+
+def test_r2_a_prompt_answered_during_a_replay_is_not_judged_by_it() -> None:
+    live = Live()
+    live.new_session()
+    rid, data = live.conn.send_resume(SID, "/w")
+    live.wrote(data)
+    p = live.prompt("live")
+    live.agent(response(p, {"messageId": "u5"}))  # answered while the replay runs
+    live.upd(idle())
+    live.agent(response(rid, {}))
+    assert not live.conn.prompt(p).not_retained
+    live.upd(msg("user", "u5", content=[text("live")]))
+    assert live.conn.prompt(p).echoed and not live.conn.prompt(p).not_retained
+
+
+def test_12_3_terminals_and_plans_reported_again_leave_the_unretained_side() -> None:
+    live = Live()
+    live.new_session()
+    live.upd(term("t1"), plan_items("p1", "step"))
+    _replay(live)
+    session = live.conn.session(SID)
+    assert set(session.unretained_terminals) == {"t1"} and set(session.unretained_plans) == {"p1"}
+    _replay(live, term("t1"), plan_items("p1", "step"))
+    assert session.unretained_terminals == {} and session.unretained_plans == {}
+    assert [t["terminalId"] for t in live.session()["terminals"]] == ["t1"]
 
 
 def test_r30_replay_without_reset_does_not_duplicate_chunks() -> None:

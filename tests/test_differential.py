@@ -112,3 +112,150 @@ def test_any_updates_reduce_like_the_reference_model(batch: list[dict[str, Any]]
     ]
     ours, reference = reduce_with_connection(conversation), reduce_with_model(conversation)
     assert ours == reference, "\n".join(_diff(ours, reference))
+
+
+# -- hand-made traffic the generated conversations do not reach -------------------------
+
+_SID = "s1"
+
+
+def _in(upd: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    return "incoming", {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": _SID, "update": upd},
+    }
+
+
+def _user(mid: str, text: str = "hi") -> tuple[str, dict[str, Any]]:
+    return _in({"sessionUpdate": "user_message", "messageId": mid, "content": [_text(text)]})
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _state(state: str, **fields: Any) -> tuple[str, dict[str, Any]]:
+    return _in({"sessionUpdate": "state_update", "state": state, **fields})
+
+
+def _tool(cid: str, status: str) -> tuple[str, dict[str, Any]]:
+    return _in({"sessionUpdate": "tool_call_update", "toolCallId": cid, "status": status})
+
+
+def _out(rid: int, method: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    return "outgoing", {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
+def _answer(rid: int, result: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    return "incoming", {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+_CANCEL = (
+    "outgoing",
+    {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": _SID}},
+)
+_SETUP = [
+    _out(0, "initialize", {"protocolVersion": 2}),
+    _answer(0, {"protocolVersion": 2, "capabilities": {}, "info": {"name": "a", "version": "1"}}),
+    _out(1, "session/new", {"cwd": "/w", "mcpServers": []}),
+    _answer(1, {"sessionId": _SID}),
+]
+
+
+def _prompt(rid: int) -> tuple[str, dict[str, Any]]:
+    return _out(rid, "session/prompt", {"sessionId": _SID, "prompt": [_text("hi")]})
+
+
+def _resume(rid: int) -> tuple[str, dict[str, Any]]:
+    return _out(
+        rid, "session/resume", {"sessionId": _SID, "cwd": "/w", "replayFrom": {"type": "start"}}
+    )
+
+
+HAND_MADE = {
+    # R49: cancel after the acceptance, before running: the work's tool call is marked
+    "cancel-before-running": [
+        *_SETUP,
+        _tool("old", "in_progress"),
+        _state("idle", stopReason="end_turn"),
+        _prompt(2),
+        _answer(2, {"messageId": "u1"}),
+        _user("u1"),
+        _tool("c1", "pending"),
+        _CANCEL,
+        _state("running"),
+        _state("idle", stopReason="cancelled"),
+    ],
+    # the response after its own idle: the cancel is one while idle (R46)
+    "response-after-idle": [
+        *_SETUP,
+        _prompt(2),
+        _user("u1"),
+        _state("running"),
+        _tool("c0", "in_progress"),
+        _state("idle", stopReason="end_turn"),
+        _answer(2, {"messageId": "u1"}),
+        _tool("c1", "pending"),
+        _CANCEL,
+    ],
+    # a prompt sent while idle drops a cancel whose work never came
+    "prompt-drops-cancel": [
+        *_SETUP,
+        _prompt(2),
+        _answer(2, {"messageId": "u1"}),
+        _user("u1"),
+        _CANCEL,
+        _prompt(3),
+        _state("running"),
+        _tool("c1", "pending"),
+    ],
+    # an entry one replay dropped and the next reported again leaves unretained
+    "replayed-again": [
+        *_SETUP,
+        _user("u1"),
+        _in({"sessionUpdate": "agent_message", "messageId": "a1", "content": [_text("A")]}),
+        _resume(2),
+        _in({"sessionUpdate": "agent_message", "messageId": "a1", "content": [_text("A")]}),
+        _state("idle", stopReason="end_turn"),
+        _answer(2, {}),
+        _resume(3),
+        _user("u1", "again"),
+        _state("idle", stopReason="end_turn"),
+        _answer(3, {}),
+    ],
+    # JSON Schema's integer holds 1000.0
+    "whole-number-floats": [
+        *_SETUP,
+        _in({"sessionUpdate": "usage_update", "used": 1000.0, "size": 2e5}),
+        _in(
+            {
+                "sessionUpdate": "terminal_update",
+                "terminalId": "t1",
+                "exitStatus": {"exitCode": 0.0},
+                "size": {"rows": 24.0, "cols": 80.0},
+            }
+        ),
+    ],
+}
+
+
+def test_hand_made_traffic_reduces_like_the_reference_model() -> None:
+    for name, conversation in HAND_MADE.items():
+        ours, reference = reduce_with_connection(conversation), reduce_with_model(conversation)
+        assert ours == reference, name + "\n" + "\n".join(_diff(ours, reference))
+    ours = reduce_with_connection(HAND_MADE["cancel-before-running"])
+    timeline = ours["sessions"][0]["timeline"]
+    assert [(e.get("toolCallId"), e.get("status")) for e in timeline if "toolCallId" in e] == [
+        ("old", "in_progress"),
+        ("c1", "cancelled"),
+    ]
+    ours = reduce_with_connection(HAND_MADE["response-after-idle"])
+    assert [e.get("status") for e in ours["sessions"][0]["timeline"] if "toolCallId" in e] == [
+        "in_progress",
+        "pending",
+    ]
+    ours = reduce_with_connection(HAND_MADE["replayed-again"])
+    assert [e["messageId"] for e in ours["sessions"][0]["unretained"]] == ["a1"]  # not u1
+    ours = reduce_with_connection(HAND_MADE["whole-number-floats"])
+    assert ours["sessions"][0]["usage"]["used"] == 1000

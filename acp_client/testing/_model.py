@@ -123,6 +123,9 @@ def _is_str(v: Any) -> TypeGuard[str]:
 
 
 def _is_int(v: Any) -> TypeGuard[int]:
+    """An integer as JSON Schema says: ``1000.0`` is one too."""
+    if isinstance(v, float):
+        return v.is_integer()
     return isinstance(v, int) and not isinstance(v, bool)
 
 
@@ -671,7 +674,13 @@ class ReferenceModel:
         elif method == "session/prompt" and pending.record is not None:
             self._prompt_answered(pending.record, ok, result, error)
             if ok:
-                self._session(params["sessionId"]).work_awaited = True
+                # Its work is awaited until the next idle, unless its message was placed
+                # before the last idle (the response came after that work: R49).
+                s = self._session(params["sessionId"])
+                mid = result.get("messageId") if _is_obj(result) else None
+                echo = s.entities.get(("message", "user", mid)) if _is_str(mid) else None
+                if echo is None or echo.first_seen > s.idle_ordinal:
+                    s.work_awaited = True
         elif method == "session/new" and ok and _is_obj(result):
             if _is_str(result.get("sessionId")):
                 s = self._session(result["sessionId"])
