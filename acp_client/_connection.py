@@ -191,13 +191,14 @@ class Connection:
         >>> from acp_client import Connection
         >>> conn = Connection()
         >>> _ = conn.send_initialize()  # C1: initialize, then set up the session, then prompt
-        >>> _ = conn.receive_data(b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2}}\n')
+        >>> _ = conn.receive_data(b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2,'
+        ...     b'"capabilities":{},"info":{"name":"agent","version":"1"}}}\n')
         >>> _ = conn.send_new_session("/work")
         >>> _ = conn.receive_data(b'{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}\n')
         >>> request_id, data = conn.send_prompt("s1", "Hello")
         >>> events = conn.receive_data(b'{"jsonrpc":"2.0","id":2,"result":{"messageId":"u1"}}\n')
-        >>> events[0].message_id, conn.prompt(request_id).status
-        ('u1', 'accepted')
+        >>> events[0].message_id, conn.prompt(request_id).status, conn.diagnostics
+        ('u1', 'accepted', [])
     """
 
     def __init__(
