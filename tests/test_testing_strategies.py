@@ -207,9 +207,26 @@ def _empty_chunk(exchange: list[tuple[str, dict[str, Any]]]) -> bool:
     )
 
 
+def _held_prompt(exchange: list[tuple[str, dict[str, Any]]]) -> str | None:
+    """A prompt sent while busy: later answered with its message, or withdrawn (-32800)."""
+    state = None
+    busy: set[Any] = set()
+    for _, m in exchange:
+        if m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"] == (
+            "state_update"
+        ):
+            state = m["params"]["update"]["state"]
+        elif m.get("method") == "session/prompt" and state == "running":
+            busy.add(m["id"])
+        elif m.get("id") in busy and "method" not in m:
+            return "withdrawn" if "error" in m else "inserted"
+    return None
+
+
 def test_conversations_reach_late_responses_later_statuses_and_empty_chunks() -> None:
-    """10.4 / R49 / R17: what an order-linking or cancel-freezing client must meet."""
-    cases = {"late-response": 0, "later-status": 0, "empty-chunk": 0}
+    """10.4 / R49 / R17 / 10.2: what an order-linking or cancel-freezing client must meet."""
+    cases = {"late-response": 0, "later-status": 0, "empty-chunk": 0, "inserted": 0}
+    cases["withdrawn"] = 0
 
     @_coverage(300)
     @given(conversations())
@@ -217,6 +234,9 @@ def test_conversations_reach_late_responses_later_statuses_and_empty_chunks() ->
         cases["late-response"] += _late_response_after_foreign(exchange)
         cases["later-status"] += _later_status_after_cancel(exchange)
         cases["empty-chunk"] += _empty_chunk(exchange)
+        held = _held_prompt(exchange)
+        if held is not None:
+            cases[held] += 1
 
     collect()
     assert all(cases.values()), cases

@@ -433,7 +433,12 @@ def _turn(
     client_rid: list[int],
     agent_rid: list[int],
     history: list[tuple[str, str, str]],
-) -> Exchange:
+) -> tuple[Exchange, tuple[int, int] | None]:
+    """One turn, and where the next turn's prompt may be sent while this one is busy.
+
+    The window is the stretch between ``running`` and the idle of a turn that ends normally:
+    a prompt sent there is held, then inserted (answered) after the idle (10.2).
+    """
     a = FakeAgent(sid)
     rid = client_rid[0]
     client_rid[0] += 1
@@ -442,7 +447,8 @@ def _turn(
     request = a.messages[0]
     outcome = draw(st.sampled_from(["end", "end", "rejected", "cancel"]))
     if outcome == "rejected":
-        return [request, FakeAgent(sid).prompt_error(rid, -32602, "Invalid params").messages[0]]
+        rejection = FakeAgent(sid).prompt_error(rid, -32602, "Invalid params").messages[0]
+        return [request, rejection], None
     uid = ids("u")
     history.append(("user", uid, text))
     echo = FakeAgent(sid)
@@ -463,9 +469,16 @@ def _turn(
             pending = agent_rid[0]
             agent_rid[0] += 1
             tail.permission_request(pending, "Continue?", cid)
+        held = None
+        if draw(st.integers(0, 3)) == 0:  # a prompt sent while busy, held by the agent
+            held = client_rid[0]
+            client_rid[0] += 1
+            tail.prompt(held, draw(_texts))
         tail.cancel()
         if pending is not None:
             tail.permission_answer(pending, None)  # spec 11.2: every pending one, cancelled
+        if held is not None:
+            tail.prompt_error(held, -32800, "Request cancelled")  # 10.2: withdrawn
         if draw(st.booleans()):
             tail.agent_chunk(ids("a"), draw(_texts))  # output flushed after the cancel
         # R17: the agent's later status wins over the local mark, whatever it is.
@@ -492,7 +505,10 @@ def _turn(
             tail.state(
                 "idle", stop_reason=reason if reason != "error" else "end_turn"
             )  # repeated snapshot
-    return out + tail.messages
+    if outcome == "cancel":
+        return out + tail.messages, None
+    running_at = next(i for i, m in enumerate(out) if m in running)
+    return out + tail.messages, (running_at + 1, len(out))
 
 
 @st.composite
@@ -543,8 +559,16 @@ def _conversations(
         rid, available_commands=[{"type": "command", "name": "init", "description": "Init"}]
     )
     out += new.messages
+    window: tuple[int, int] | None = None
+    previous: Exchange = []
     for _ in range(draw(st.integers(1, max_turns))):
-        out += draw(_turn(session_id, ids, client_rid, agent_rid, history))
+        turn, next_window = draw(_turn(session_id, ids, client_rid, agent_rid, history))
+        if window is not None and draw(st.integers(0, 3)) == 0:
+            # Sent while the previous turn was busy: held, answered after its idle (10.2).
+            previous.insert(draw(st.integers(*window)), turn.pop(0))
+        out += previous
+        previous, window = turn, next_window
+    out += previous
     if resume is True or (resume is None and draw(st.booleans())):
         out += draw(_replay(session_id, client_rid, history))
     return out
@@ -571,7 +595,8 @@ def conversations(
     with a stop reason, or a ``session/cancel`` with a pending permission answered
     ``cancelled``, maybe output flushed after it, the agent's own final status for the
     interrupted tool call (``cancelled``, ``completed`` or ``failed``: R17) and ``idle`` +
-    ``cancelled``. With
+    ``cancelled``. Now and then the next prompt is sent while a turn is busy: held, it is
+    answered after that turn's idle, or withdrawn (-32800) by the cancel (spec 10.2). With
     ``resume`` (``None``: sometimes) it ends with a ``session/resume`` replaying some of
     the user messages. Request ids are numbered from 0 on each side, as SDKs do.
 
