@@ -165,8 +165,8 @@ def test_v2_cancel_mid_turn(tmp_path: Path) -> None:
         async with open_agent(V2, record=str(record)) as agent:
             await agent.initialize()
             sid = await agent.new_session(str(tmp_path))
+            events = agent.events()  # subscribed before the prompt: nothing is missed
             handle = await agent.prompt(sid, "slow please")
-            events = agent.events()
             async for event in events:  # wait until the tool call is running
                 if type(event).__name__ == "ToolCallChunkAppended":
                     break
@@ -193,8 +193,9 @@ def test_v2_cancel_answers_pending_permission(tmp_path: Path) -> None:
         async with open_agent(V2, on_permission=never) as agent:
             await agent.initialize()
             sid = await agent.new_session(str(tmp_path))
+            events = agent.events()  # subscribed before the prompt: nothing is missed
             handle = await agent.prompt(sid, "permission please")
-            async for event in agent.events():
+            async for event in events:
                 if type(event).__name__ == "PermissionRequested":
                     break
             await agent.cancel(sid)
