@@ -409,13 +409,23 @@ def _leaf(value: Any, tp: Any, path: str) -> Any:
     try:
         return msgspec.convert(value, tp, strict=True)
     except msgspec.ValidationError as exc:
-        if type(value) is float and value.is_integer():
-            # JSON Schema's `integer` holds 1000.0 too (the official SDK accepts it).
+        whole = _integral(value)
+        if whole is not value:
             try:
-                return msgspec.convert(int(value), tp, strict=True)
+                return msgspec.convert(whole, tp, strict=True)
             except msgspec.ValidationError:
                 pass
         raise _Invalid(path, str(exc).split(" - at ")[0]) from None
+
+
+def _integral(value: Any) -> Any:
+    """A whole-number float as the integer it is; any other value as it is.
+
+    JSON Schema's ``integer`` holds ``1000.0``, and the official SDK accepts it.
+    """
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
 
 
 def convert(
@@ -458,14 +468,6 @@ def _valid_id(value: object, *, response: bool) -> bool:
     if isinstance(value, int) and not isinstance(value, bool):
         return _INT64[0] <= value <= _INT64[1]
     return response and value is None
-
-
-def _id_of(obj: dict[str, Any]) -> Any:
-    """The message's ``id``, a whole-number float as the integer it is (JSON Schema)."""
-    rid = obj["id"]
-    if type(rid) is float and rid.is_integer():
-        return int(rid)
-    return rid
 
 
 class Decoder:
@@ -617,7 +619,7 @@ def _message_from_builtins(
             )
         params = obj.get("params", UNSET)  # null kept: an unknown method's params are raw
         if "id" in obj:
-            rid = _id_of(obj)
+            rid = _integral(obj["id"])
             if not _valid_id(rid, response=False):
                 raise RemoteProtocolError(
                     "a request id must be a string or a 64-bit integer",
@@ -632,7 +634,7 @@ def _message_from_builtins(
         typed = _params(params, tp, obj, None, diagnostics, path)
         return s.Notification(method=method, params=typed)
     if "id" in obj:
-        rid = _id_of(obj)
+        rid = _integral(obj["id"])
         # 1.2: `id: null` only on an error answering an unreadable request
         if not _valid_id(rid, response="result" not in obj):
             raise RemoteProtocolError(

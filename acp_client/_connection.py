@@ -630,13 +630,12 @@ class Connection:
             self._batches.expect(error.request_id)
             self._respond_error(error.request_id, error.code, error.message)
             self._pending_in.pop(error.request_id, None)
-        if isinstance(raw, dict) and "method" not in raw and "id" in raw:
-            # A malformed response is never answered (1.2); the request it answers (when its
-            # id is readable) ends failed, with the response kept as the error's data.
-            self._malformed_response(error, raw, events, direction)
-            return
+        # A malformed response is never answered (1.2); the request it answers (when its id
+        # is readable) ends failed, below.
+        response = isinstance(raw, dict) and "method" not in raw and "id" in raw
         if (
-            self.live
+            not response
+            and self.live
             and direction == "incoming"
             and error.code == INVALID_REQUEST
             and error.request_id is None
@@ -646,16 +645,17 @@ class Connection:
         code = "invalid-message" if error.code != -32700 else "malformed-line"
         self._note(code, f"{error.message} at `{error.path}`", "error")
         events.append(ev.InvalidMessageReceived(error=error))
+        if response and isinstance(raw, dict):
+            self._settle_malformed_response(error, raw, events, direction)
 
-    def _malformed_response(
+    def _settle_malformed_response(
         self,
         error: RemoteProtocolError,
         raw: dict[str, Any],
         events: list[ev.Event],
         direction: str,
     ) -> None:
-        self._note("invalid-message", f"{error.message} at `{error.path}`", "error")
-        events.append(ev.InvalidMessageReceived(error=error))
+        """The request a malformed response answers ends failed: -32603, the raw in ``data``."""
         rid = error.request_id
         pending = self._pending_out if direction == "incoming" else self._pending_in
         if rid is None or rid not in pending:
