@@ -232,7 +232,7 @@ class ToolCallState(_Entity):
         """The status to display: ``cancelled`` under the local overlay, else the agent's."""
         if self.locally_cancelled:
             return "cancelled"
-        return self.status or "pending"
+        return self.status if self.status is not None else "pending"
 
     @property
     def finished(self) -> bool:

@@ -870,6 +870,18 @@ def test_7_4_unknown_status_and_kind_written_as_received() -> None:
     assert not log.sess().tool_calls["c1"].finished
 
 
+def test_7_4_empty_status_string_is_written_as_received() -> None:
+    # An empty string is a status acp_client does not know, not an unset one: the
+    # "pending" fallback is for unset or null only (SNAPSHOT.md TOOL_CALL).
+    log = Log()
+    log.upd(tool("c1", status="", kind=""))
+    assert log.entry("c1") == tool_entry("c1", status="", kind="")
+    call = log.sess().tool_calls["c1"]
+    assert call.effective_status == "" and not call.finished
+    log.upd(tool("c1", status=None))
+    assert log.entry("c1")["status"] == "pending"
+
+
 def test_7_4_paused_is_not_finished() -> None:
     session = Session("s")
     apply(session, tool("c1", status="paused"))
