@@ -860,8 +860,19 @@ class Session:
                     )
                 self._check_pending_permissions()
                 self._check_unechoed()
-            if not replaying:
-                # Any idle ends what came before (a resume snapshot's too): the next work's
+            awaiting = len(self._timeline)
+            repeated = previous == "idle" or (previous is None and self.created_by_new)
+            if repeated and self._resuming == 0:
+                awaiting = self._awaiting_work()
+            if replaying:
+                pass
+            elif awaiting < len(self._timeline):
+                # A repeated idle (a new background list, say) neither starts nor ends work
+                # (6.3): the user messages placed since the last idle with nothing after
+                # them still wait for their work (R49), which a refusal marks from (R14).
+                self._turn_start_index = awaiting
+            else:
+                # An idle ends what came before (a resume snapshot's too): the next work's
                 # prompt is placed after it (R14 marks from there), also when this idle
                 # completed no turn.
                 self._turn_start_index = len(self._timeline)
@@ -877,6 +888,20 @@ class Session:
             stop_reason=stop_reason,
             turn_completed=completed,
         )
+
+    def _awaiting_work(self) -> int:
+        """Where the user messages at the end of the timeline begin (since the turn start).
+
+        The length of the timeline when the last entry is not a user message.
+        """
+        timeline = self._timeline
+        index = len(timeline)
+        while index > self._turn_start_index:
+            entry = timeline[index - 1]
+            if type(entry) is not MessageState or entry.role != "user":
+                break
+            index -= 1
+        return index
 
     def _touch_background(self, background: list[Any]) -> None:
         seen: set[tuple[bool, str]] = set()

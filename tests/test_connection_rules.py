@@ -1141,6 +1141,26 @@ def test_r49_a_cancel_after_acceptance_before_running_aims_at_the_prompts_work(
     assert live.codes() == []
 
 
+def test_r49_a_repeated_idle_before_running_keeps_the_accepted_prompts_work_awaited() -> None:
+    # 6.3: an idle while idle (the background list changed) ends no work: a cancel sent
+    # after it still aims at the accepted prompt's work, not "a cancel while idle" (R46).
+    live = Live()
+    live.new_session()
+    live.upd(idle(background=[]))
+    rid = live.prompt("do it")
+    live.upd(msg("user", "u1", content=[text("do it")]))
+    live.agent(response(rid, {"messageId": "u1"}))
+    live.upd(idle(None, background=[]))
+    live.cancel()
+    assert live.conn.session(SID).cancel_requested
+    live.upd(state("running", background=[]), tool("c1", status="pending"))
+    live.agent(permission(200, subject={"type": "tool_call", "toolCall": {"toolCallId": "c1"}}))
+    assert live.answers(200)[0]["result"] == {"outcome": {"outcome": "cancelled"}}
+    live.upd(idle("cancelled", background=[]))
+    assert live.session()["completedTurns"] == ["cancelled"]
+    assert live.codes() == []
+
+
 def test_r46_a_cancel_after_the_accepted_prompts_work_ended_is_a_cancel_while_idle() -> None:
     live = Live()
     live.new_session()

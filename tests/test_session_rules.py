@@ -49,6 +49,8 @@ from acp_client import (
     UpdateRejected,
 )
 
+NEW = {"cwd": "/work", "mcpServers": []}
+
 # ---------------------------------------------------------------- 1.6 - 1.8
 
 
@@ -638,6 +640,39 @@ def test_r14_an_idle_that_completed_no_turn_still_ends_the_earlier_work(
     log.upd(*before, chunk("user", "u0", "old"), chunk("agent", "a0", "ok"), idle("end_turn"))
     log.upd(chunk("user", "u1", "new"), state("running"), chunk("agent", "a1", "no"))
     log.upd(idle("refusal"))
+    flags = [e.get("excludedFromContext") for e in log.timeline()]
+    assert flags == [None, None, True, True]
+
+
+@pytest.mark.parametrize("new_session", [False, True])
+def test_r14_a_repeated_idle_leaves_a_waiting_prompt_in_the_next_work(new_session: bool) -> None:
+    # 6.3: an idle while already idle (here: a background list that changed) neither starts
+    # nor ends work. The prompt placed after the last idle still waits for its work (R49),
+    # and a refusal of that work marks it (R14).
+    log = Log()
+    if new_session:  # none counts as idle then: the first idle repeats it
+        log.client({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": NEW})
+        log.agent({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": SID}})
+    t1 = {"type": "terminal", "terminalId": "t1"}
+    log.upd(state("running", background=[t1]), idle("end_turn", background=[t1]))
+    log.upd(chunk("agent", "a0", "done"), msg("user", "u1", content=[text("q")]))
+    log.upd(term("t1", exitStatus={"exitCode": 0}), idle(None, background=[]))
+    log.upd(state("running", background=[]), chunk("agent", "a1", "no"))
+    log.upd(idle("refusal", background=[]))
+    flags = {e["messageId"]: e.get("excludedFromContext") for e in log.timeline()}
+    assert flags == {"a0": None, "u1": True, "a1": True}
+    assert log.session()["completedTurns"] == ["end_turn", "refusal"]
+
+
+def test_r14_a_repeated_idle_after_the_prompt_was_answered_ends_it() -> None:
+    # A prompt answered without `running` (a locally handled command) and a repeated idle:
+    # the next work's refusal does not reach back to it.
+    log = Log()
+    log.client({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": NEW})
+    log.agent({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": SID}})
+    log.upd(msg("user", "u0", content=[text("/help")]), chunk("agent", "a0", "help"))
+    log.upd(idle("end_turn"), msg("user", "u1", content=[text("q")]), idle(None))
+    log.upd(state("running"), chunk("agent", "a1", "no"), idle("refusal"))
     flags = [e.get("excludedFromContext") for e in log.timeline()]
     assert flags == [None, None, True, True]
 

@@ -967,6 +967,7 @@ class ReferenceModel:
                 if item.get("type") == "terminal":
                     self._terminal(s, item["terminalId"])  # R22 / R53
         previous = s.state.get("state") if s.state is not None else None
+        repeated = _is_idle(s) and not s.resuming
         s.state = payload
         # R31 / R51 / A27: snapshots during replay, or before a resume's response, record no
         # completion and start no work.
@@ -979,12 +980,27 @@ class ReferenceModel:
                 s.work_start = None
             elif state in ("running", "requires_action") and previous in (None, "idle"):
                 s.work_start = s.ordinal
-        if state == "idle" and not s.replaying:
-            s.last_work_end = s.ordinal  # any idle ends what came before (R14 marks after it)
+        waiting = self._waiting_prompts(s) if repeated else []
+        if state == "idle" and not s.replaying and waiting:
+            # a repeated idle: the user messages at the end, placed since the last idle, still
+            # wait for their work (R49); a refusal marks from the first of them (R14)
+            s.last_work_end = waiting[0] - 1
+        elif state == "idle" and not s.replaying:
+            s.last_work_end = s.ordinal  # an idle ends what came before (R14 marks after it)
             s.work_awaited = False
             s.idle_ordinal = s.ordinal
         if state == "idle":
             s.cancel_requested = False
+
+    def _waiting_prompts(self, s: _Session) -> list[int]:
+        """First-seen ordinals of the user messages ending the timeline since the last idle."""
+        firsts: list[int] = []
+        for key in reversed(s.timeline):
+            entity = s.entities[key]
+            if key[:2] != ("message", "user") or entity.first_seen <= s.last_work_end:
+                break
+            firsts.insert(0, entity.first_seen)
+        return firsts
 
     def _exclude_refused(self, s: _Session) -> None:
         # R14, as read here: from the first user message placed since the last idle (the
