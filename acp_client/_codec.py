@@ -619,10 +619,10 @@ def _message_from_builtins(
             )
         params = obj.get("params", UNSET)  # null kept: an unknown method's params are raw
         if "id" in obj:
-            rid = _integral(obj["id"])
+            rid = obj["id"]
             if not _valid_id(rid, response=False):
                 raise RemoteProtocolError(
-                    "a request id must be a string or a 64-bit integer",
+                    "a request id must be a string or a 64-bit integer (no fraction or exponent)",
                     path=f"{path}.id",
                     code=INVALID_REQUEST,
                     raw=obj,
@@ -634,14 +634,14 @@ def _message_from_builtins(
         typed = _params(params, tp, obj, None, diagnostics, path)
         return s.Notification(method=method, params=typed)
     if "id" in obj:
-        rid = _integral(obj["id"])
+        rid = obj["id"]
         # 1.2: `id: null` only on an error answering an unreadable request
         if not _valid_id(rid, response="result" not in obj):
             raise RemoteProtocolError(
                 "invalid response id", path=f"{path}.id", code=INVALID_REQUEST, raw=obj
             )
-        # A malformed response still names its request (``request_id``): a response is never
-        # answered, and the connection settles the request it answers.
+        # Not a response at all (LOG-FORMATS 1.7, as a replay reads it): no request is named,
+        # and the one it meant stays pending.
         has_result = "result" in obj
         if has_result == ("error" in obj):
             raise RemoteProtocolError(
@@ -649,8 +649,9 @@ def _message_from_builtins(
                 path=path,
                 code=INVALID_REQUEST,
                 raw=obj,
-                request_id=rid,
             )
+        # A malformed error still names its request (``request_id``): a response is never
+        # answered, and the connection settles the request it answers.
         if has_result:
             return s.Response(id=rid, result=obj["result"])
         try:

@@ -391,6 +391,8 @@ class AgentConnection:
                 if waiter is not None:
                     self._responses[rid] = event  # type: ignore[assignment]
                     waiter.set()
+            elif kind is ev.InvalidMessageReceived:
+                self._malformed_response(event)  # type: ignore[arg-type]
             elif kind is ev.StateChanged or kind is ev.PromptAccepted:
                 self._notify(event.session_id)  # type: ignore[attr-defined]
             elif kind is ev.PermissionRequested:
@@ -405,6 +407,29 @@ class AgentConnection:
                 with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                     channel.send_nowait(event)
         self._subscribers = [c for c in self._subscribers if not _is_closed(c)]
+
+    def _malformed_response(self, event: ev.InvalidMessageReceived) -> None:
+        """Not a response (LOG-FORMATS 1.7), but meant for a call that waits: fail that call.
+
+        The connection leaves the request pending, as a replay of the recording does (both
+        ``result`` and ``error``, neither, or an id like ``2.0``); the caller must not hang.
+        """
+        raw = event.error.raw
+        if not isinstance(raw, dict) or "method" in raw:
+            return
+        rid = raw.get("id")
+        if type(rid) is float and rid.is_integer():
+            rid = int(rid)
+        if not isinstance(rid, int | str) or isinstance(rid, bool) or rid in self._responses:
+            return
+        waiter = self._waiting.get(rid)
+        if waiter is None:
+            return
+        error = s.Error(code=-32603, message=f"malformed response: {event.error}", data=raw)
+        self._responses[rid] = ev.ResponseReceived(
+            request_id=rid, method="", result=None, error=error, session_id=None
+        )
+        waiter.set()
 
     def _notify(self, session_id: str) -> None:
         event = self._changed.pop(session_id, None)

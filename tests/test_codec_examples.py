@@ -1080,20 +1080,21 @@ def test_null_params_of_an_unknown_method_are_written_back(with_id: bool) -> Non
 
 
 @pytest.mark.parametrize(
-    "response",
+    ("response", "names"),
     [
-        {"error": {"code": "boom", "message": "boom"}},
-        {"error": {"code": -32603}},
-        {"result": {}, "error": {"code": 1, "message": "x"}},
-        {},
+        ({"error": {"code": "boom", "message": "boom"}}, True),
+        ({"error": {"code": -32603}}, True),
+        # not classifiable as a response at all (LOG-FORMATS 1.7): no request is named
+        ({"result": {}, "error": {"code": 1, "message": "x"}}, False),
+        ({}, False),
     ],
 )
-def test_a_malformed_response_names_its_request(response: dict[str, Any]) -> None:
-    """1.2: a response is never answered; the id it names is kept on the error."""
+def test_a_malformed_response_names_its_request(response: dict[str, Any], names: bool) -> None:
+    """1.2: a response is never answered; a malformed error keeps the id it names."""
     raw = {"jsonrpc": "2.0", "id": 4, **response}
     with pytest.raises(RemoteProtocolError) as info:
         Decoder().decode(json.dumps(raw).encode())
-    assert info.value.request_id == 4 and info.value.raw == raw
+    assert info.value.request_id == (4 if names else None) and info.value.raw == raw
 
 
 def test_a_whole_number_float_is_an_integer() -> None:
@@ -1132,12 +1133,17 @@ def test_a_whole_number_float_is_an_integer() -> None:
         )
 
 
-def test_a_whole_number_float_id_is_the_integer_and_a_success_never_has_a_null_id() -> None:
-    """1.2: ids are strings or integers (``3.0`` is one); ``id: null`` only on an error."""
-    request = Decoder().decode(b'{"jsonrpc":"2.0","id":3.0,"method":"_x/y","params":{}}')
-    assert request.id == 3 and type(request.id) is int
-    response = Decoder().decode(b'{"jsonrpc":"2.0","id":3.0,"result":{}}')
-    assert response.id == 3 and type(response.id) is int
+def test_an_id_with_a_fraction_is_invalid_and_a_success_never_has_a_null_id() -> None:
+    """1.2 / LOG-FORMATS 1.7: ids are strings or integers without a fraction or exponent
+    part (``3.0`` is not one, as a replay reads it); ``id: null`` only on an error."""
+    for raw in (
+        b'{"jsonrpc":"2.0","id":3.0,"method":"_x/y","params":{}}',
+        b'{"jsonrpc":"2.0","id":3.0,"result":{}}',
+        b'{"jsonrpc":"2.0","id":3e0,"error":{"code":1,"message":"m"}}',
+    ):
+        with pytest.raises(RemoteProtocolError, match="id") as info:
+            Decoder().decode(raw)
+        assert info.value.request_id is None
     assert (
         Decoder().decode(b'{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}').id is None
     )

@@ -378,7 +378,6 @@ def test_c1_prompt_only_after_initialization_and_session_setup() -> None:
     [
         {"error": {"code": "boom", "message": "boom"}},
         {"error": {"code": -32603}},
-        {"result": {"messageId": "u1"}, "error": {"code": 1, "message": "x"}},
     ],
 )
 def test_1_2_a_malformed_response_is_not_answered_and_ends_its_request(
@@ -415,13 +414,31 @@ def test_1_2_a_malformed_response_with_a_null_id_is_not_answered(raw: dict[str, 
     assert live.codes() == ["invalid-message"]
 
 
-def test_1_2_a_response_with_a_whole_number_float_id_settles_its_request() -> None:
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"result": {"messageId": "u1"}, "error": {"code": 1, "message": "x"}},
+        {},
+        {"idf": True, "result": {"messageId": "u1"}},  # the id as a float: 2.0
+    ],
+)
+def test_1_2_what_is_no_response_leaves_its_request_pending_as_a_replay_does(
+    body: dict[str, Any],
+) -> None:
+    # LOG-FORMATS 1.7: both `result` and `error`, neither, or an id with a fraction part is
+    # not a classifiable message; a replay of the recording skips it (invalid-jsonrpc), so
+    # the live connection does not settle the request either (the transport fails the call).
     live = Live()
     live.new_session()
     rid = live.prompt("hi")
-    live.agent({"jsonrpc": "2.0", "id": float(rid), "result": {"messageId": "u1"}})
+    body = dict(body)
+    rid_sent: Any = float(rid) if body.pop("idf", False) else rid
+    live.agent({"jsonrpc": "2.0", "id": rid_sent, **body})
+    assert [m for m in live.sent if "method" not in m] == []  # a response is never answered
+    assert live.conn.prompt(rid).status == "pending"
+    assert live.codes() == ["invalid-message"]
+    live.agent(response(rid, {"messageId": "u1"}))  # a valid answer still settles it
     assert live.conn.prompt(rid).status == "accepted"
-    assert [m for m in live.sent if "method" not in m] == []
 
 
 def test_c5_a_block_type_that_is_no_string_is_refused_as_a_protocol_error() -> None:

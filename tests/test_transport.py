@@ -330,6 +330,40 @@ def test_rejected_prompt_raises_request_failed() -> None:
     assert snap["sessions"][0]["timeline"] == []
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"id": 2.0, "result": {"messageId": "u"}},  # an id with a fraction part
+        {"id": 2, "result": {"messageId": "u"}, "error": {"code": 1, "message": "x"}},
+    ],
+)
+def test_a_prompt_answered_with_no_valid_response_fails_the_call_and_replays_alike(
+    body: dict[str, Any],
+) -> None:
+    # LOG-FORMATS 1.7: not a classifiable response; the connection leaves the prompt
+    # pending, as a replay of the recording does, and the waiting call fails (no hang).
+    def prompt(message: dict[str, Any], out: FakeAgent) -> None:
+        assert message["id"] == 2
+        out.send("incoming", {"jsonrpc": "2.0", **body})
+
+    record = io.BytesIO()
+
+    async def body_(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        with pytest.raises(RequestFailed, match="malformed response") as info:
+            await client.prompt(sid, "go")
+        assert info.value.error.code == -32603
+        return client.connection.snapshot()
+
+    snap, _ = drive(ScriptedAgent({"session/prompt": prompt}), body_, recorder=Recorder(record))
+    pending = {"requestId": 2, "status": "pending", "echoed": False}
+    assert snap["sessions"][0]["prompts"] == [pending]
+    assert [d["code"] for d in snap["diagnostics"]] == ["invalid-message"]
+    replayed = replay_log(record.getvalue()).snapshot()
+    assert replayed["sessions"] == snap["sessions"]
+    assert [d["code"] for d in replayed["diagnostics"]] == ["invalid-jsonrpc"]
+
+
 def test_v1_agent_is_adapted() -> None:
     def initialize(message: dict[str, Any], out: FakeAgent) -> None:
         out.result(message["id"], {"protocolVersion": 1, "agentCapabilities": {}})

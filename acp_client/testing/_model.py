@@ -141,7 +141,7 @@ def _request_key(v: Any) -> tuple[str, Any] | None:
     """Request ids: a string never equals an integer (LOG-FORMATS 1.8); null pairs nothing."""
     if isinstance(v, str):
         return ("s", v)
-    if _is_int(v):
+    if type(v) is int:  # LOG-FORMATS 1.7: no fraction or exponent part (2.0 is no id)
         return ("i", v)
     return None
 
