@@ -917,12 +917,31 @@ class Session:
                 self._note("background-duplicate", f"background lists {what} {key[1]!r} twice")
             seen.add(key)
             if type(item) is s.BackgroundTerminal:
+                if item.terminal_id not in self._terminals:
+                    self._note(
+                        "background-unknown-terminal",
+                        f"background lists terminal {item.terminal_id!r} before announcing it"
+                        " (R53; created empty)",
+                    )
                 self._terminal(item.terminal_id)
             elif type(item) is s.BackgroundToolCall and item.tool_call_id not in self._tool_calls:
                 self._note(
                     "background-unknown-tool-call",
                     f"background lists tool call {item.tool_call_id!r} before announcing it (R53)",
                 )
+        for item in background:
+            if type(item) is not s.BackgroundToolCall:
+                continue
+            call = self._tool_calls.get(item.tool_call_id)
+            for part in call._content if call is not None else ():
+                if type(part) is s.Terminal and (True, part.terminal_id) in seen:
+                    self._note(
+                        "background-duplicate",
+                        f"background lists tool call {item.tool_call_id!r} and its terminal"
+                        f" {part.terminal_id!r}: process-backed work is listed as its terminal"
+                        " only (6.4)",
+                    )
+                    break
 
     def _check_dropped_background(self, before: list[Any], after: list[Any]) -> None:
         """R54: work that left the list should have reported its end first (nothing inferred)."""

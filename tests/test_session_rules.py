@@ -738,6 +738,35 @@ def test_6_4_work_listed_twice_in_background_is_a_diagnostic() -> None:
     assert log.session()["state"]["background"] == [t9, t9, {"type": "_x"}, {"type": "_x"}]
 
 
+def test_r53_background_terminal_listed_before_announced_is_created_with_a_diagnostic() -> None:
+    log = Log()
+    t9 = {"type": "terminal", "terminalId": "t9"}
+    log.upd(state("running", background=[t9]))
+    assert log.codes() == ["background-unknown-terminal"]
+    assert [t["terminalId"] for t in log.session()["terminals"]] == ["t9"]
+    log.upd(state("running", background=[t9]))  # known now: listed again, no diagnostic
+    assert log.codes() == ["background-unknown-terminal"]
+
+
+def test_6_4_a_tool_call_listed_with_its_own_terminal_is_listed_twice() -> None:
+    # "list each piece of work once (process-backed work as its terminal only)"
+    log = Log()
+    log.upd(term("t1"), tool("c1", content=[{"type": "terminal", "terminalId": "t1"}]))
+    log.upd(tool("c2", status="in_progress"))
+    t1 = {"type": "terminal", "terminalId": "t1"}
+    c1 = {"type": "tool_call", "toolCallId": "c1"}
+    c2 = {"type": "tool_call", "toolCallId": "c2"}
+    log.upd(state("running", background=[t1, c2]))
+    assert log.codes() == []
+    log.upd(state("running", background=[c1, t1, c2]))
+    assert log.codes() == ["background-duplicate"]
+    assert "'c1'" in log.conn.diagnostics[0].message
+    alone = Log()  # the tool call listed without its terminal: not listed twice
+    alone.upd(term("t1"), tool("c1", content=[{"type": "terminal", "terminalId": "t1"}]))
+    alone.upd(state("running", background=[c1]))
+    assert alone.codes() == []
+
+
 def test_r53_background_tool_call_for_unknown_id_is_not_created() -> None:
     log = Log()
     log.upd(state("running", background=[{"type": "tool_call", "toolCallId": "c9"}]))
