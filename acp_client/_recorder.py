@@ -15,10 +15,14 @@ import msgspec
 
 from ._lenient_json import decode_leniently
 
-__all__ = ["Recorder"]
+__all__ = ["Recorder", "RecordingError"]
 
 _ENC = msgspec.json.Encoder()
 _PLAIN = msgspec.json.Decoder()
+
+
+class RecordingError(OSError):
+    """The recording could not be opened or written (the file is named in the message)."""
 
 
 class Recorder:
@@ -30,18 +34,30 @@ class Recorder:
     """
 
     def __init__(self, target: str | IO[bytes], *, clock: Any = time.time) -> None:
+        self.name = target if isinstance(target, str) else str(getattr(target, "name", target))
         if isinstance(target, str):
-            self._file: IO[bytes] = open(target, "wb")  # noqa: SIM115 - owned until close()
+            try:
+                self._file: IO[bytes] = open(target, "wb")  # noqa: SIM115 - owned until close()
+            except OSError as exc:
+                raise self._error(exc) from exc
             self._owned = True
         else:
             self._file = target
             self._owned = False
         self._clock = clock
 
+    def _error(self, exc: OSError) -> RecordingError:
+        error = RecordingError(f"cannot write the recording {self.name!r}: {exc.strerror or exc}")
+        error.errno = exc.errno
+        return error
+
     def _write(self, head: bytes, body: bytes) -> None:
         stamp = _ENC.encode(self._clock())
-        self._file.write(b'{"direction":' + head + body + b',"time":' + stamp + b"}\n")
-        self._file.flush()
+        try:
+            self._file.write(b'{"direction":' + head + body + b',"time":' + stamp + b"}\n")
+            self._file.flush()
+        except OSError as exc:
+            raise self._error(exc) from exc
 
     def message(self, direction: str, line: bytes) -> None:
         """Record one line of JSON-RPC text sent in ``direction`` (a batch included)."""
@@ -72,7 +88,10 @@ class Recorder:
     def close(self) -> None:
         """Flush, and close the file if the recorder opened it."""
         try:
-            self._file.flush()
-        finally:
-            if self._owned:
-                self._file.close()
+            try:
+                self._file.flush()
+            finally:
+                if self._owned:
+                    self._file.close()
+        except OSError as exc:
+            raise self._error(exc) from exc

@@ -42,7 +42,7 @@ from ._connection import Connection
 from ._errors import ACPError, LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong
 from ._prompts import PermissionState, PromptState
-from ._recorder import Recorder
+from ._recorder import Recorder, RecordingError
 from ._v1 import V1Adapter
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "AgentExited",
     "PermissionHandler",
     "PromptHandle",
+    "RecordingError",
     "RequestFailed",
     "RequestTimeout",
     "allow_once",
@@ -121,18 +122,11 @@ def ask_on_terminal(tty_path: str = "/dev/tty") -> PermissionHandler:
     lock = trio.Lock()
 
     async def handler(perm: PermissionState) -> str | None:
-        from .cli._sanitize import sanitize_text
-
         async with lock:
             if perm.status != "pending":
                 return None
             options = list(getattr(perm.request, "options", None) or [])
-            title = sanitize_text(str(getattr(perm.request, "title", "Permission requested")))
-            lines = [f"\n{title}\n"]
-            for index, option in enumerate(options, 1):
-                name, kind = sanitize_text(str(option.name)), sanitize_text(str(option.kind))
-                lines.append(f"  {index}. {name} [{kind}]\n")
-            lines.append("  0. cancel\nchoice: ")
+            question = _question(perm.request, options)
             try:
                 fd = os.open(tty_path, os.O_RDWR | os.O_NOCTTY)
             except OSError:
@@ -140,13 +134,50 @@ def ask_on_terminal(tty_path: str = "/dev/tty") -> PermissionHandler:
             # An fd stream of its own (non-blocking): reading it is cancellable, and the
             # user's terminal file descriptors are not touched.
             async with trio.lowlevel.FdStream(fd) as stream:
-                await stream.send_all("".join(lines).encode("utf-8", "replace"))
-                answer = (await _read_line(stream)).strip()
+                await stream.send_all(question.encode("utf-8", "replace"))
+                try:
+                    answer = (await _read_line(stream)).strip()
+                except trio.Cancelled:
+                    # Closed while waiting (withdrawn, answered, Ctrl-C): end the line.
+                    with trio.CancelScope(shield=True) as scope:
+                        scope.deadline = trio.current_time() + 1
+                        with contextlib.suppress(OSError, trio.BrokenResourceError):
+                            await stream.send_all(b"(no longer asked)\n")
+                    raise
         if answer.isdigit() and 1 <= int(answer) <= len(options):
             return str(options[int(answer) - 1].option_id)
         return None
 
     return handler
+
+
+def _question(request: Any, options: list[Any]) -> str:
+    r"""The text of a permission question: every agent-supplied field on a line of its own.
+
+    Title, description, a command subject and option names are sanitized and kept to one line
+    each (a newline in them is shown as ``\\n``), so agent text cannot draw options of its own.
+    """
+    from .cli._sanitize import sanitize_line
+
+    title = sanitize_line(str(getattr(request, "title", "Permission requested")))
+    lines = [f"\n{title}\n"]
+    description = getattr(request, "description", None)
+    if isinstance(description, str) and description:
+        lines.append(f"  {sanitize_line(description, limit=500)}\n")
+    subject = getattr(request, "subject", None)
+    if type(subject) is s.CommandPermissionSubject:
+        lines.append(f"  command: {sanitize_line(subject.command, limit=500)}\n")
+        lines.append(f"  in: {sanitize_line(subject.cwd, limit=200)}\n")
+    elif type(subject) is s.ToolCallPermissionSubject:
+        call = subject.tool_call
+        what = call.title if isinstance(call.title, str) else call.tool_call_id
+        lines.append(f"  tool call: {sanitize_line(what, limit=200)}\n")
+    for index, option in enumerate(options, 1):
+        name = sanitize_line(str(option.name), limit=200)
+        kind = sanitize_line(str(option.kind), limit=40)
+        lines.append(f"  {index}. {name} [{kind}]\n")
+    lines.append("  0. cancel\nchoice: ")
+    return "".join(lines)
 
 
 async def _read_line(stream: trio.lowlevel.FdStream) -> str:
@@ -199,7 +230,7 @@ class PromptHandle:
         """
         session = self._agent.connection.session(self.session_id)
         while len(session.completed_turns) <= self._turns_before:
-            await self._agent._wait_change(self.session_id)
+            await self._agent._wait_change(self.session_id, "before the turn ended")
         reason: str | None = session.completed_turns[self._turns_before]
         return reason
 
@@ -436,15 +467,20 @@ class AgentConnection:
         if event is not None:
             event.set()
 
-    async def _wait_change(self, session_id: str) -> None:
+    def _gone(self, when: str) -> AgentExited:
+        """The agent is gone: say how (exit status, when known) and what it interrupted."""
+        reason = str(self.exit_error) if self.exit_error is not None else "the agent is gone"
+        return AgentExited(f"{reason} {when}")
+
+    async def _wait_change(self, session_id: str, when: str) -> None:
         if self._closed.is_set():
-            raise self.exit_error or AgentExited("the agent is gone")
+            raise self._gone(when)
         event = self._changed.get(session_id)
         if event is None:
             event = self._changed[session_id] = trio.Event()
         await event.wait()
         if self._closed.is_set():
-            raise self.exit_error or AgentExited("the agent is gone")
+            raise self._gone(when)
 
     def _permission(self, event: ev.PermissionRequested) -> None:
         session = self.connection.session(event.session_id)
@@ -525,13 +561,13 @@ class AgentConnection:
 
     async def _call(self, method: str, params: Any) -> Any:
         if self._closed.is_set():
-            raise self.exit_error or AgentExited("the agent is gone")
+            raise self._gone(f"before {method} was sent")
         sent = self.connection.send_request(method, params)
         return await self._await_response(method, sent.request_id, sent.data)
 
     async def _await_response(self, method: str, rid: int | str, data: bytes) -> Any:
         if self._closed.is_set():
-            raise self.exit_error or AgentExited(f"the agent is gone: cannot send {method}")
+            raise self._gone(f"before {method} was sent")
         waiter = self._waiting[rid] = trio.Event()
         try:
             await self._transmit(data)
@@ -548,7 +584,7 @@ class AgentConnection:
             self._waiting.pop(rid, None)
         response = self._responses.pop(rid, None)
         if response is None:
-            raise self.exit_error or AgentExited(f"the agent exited before answering {method}")
+            raise self._gone(f"before answering {method}")
         if response.error is not None:
             raise RequestFailed(method, response.error)
         return response.result
@@ -568,7 +604,7 @@ class AgentConnection:
         Returns the decoded result (an ``InitializeResponse``).
         """
         if self._closed.is_set():
-            raise self.exit_error or AgentExited("the agent is gone: cannot initialize")
+            raise self._gone("before initialize was sent")
         sent = self.connection.send_initialize(
             name=name, version=version, protocol_version=protocol_version, capabilities=capabilities
         )
@@ -611,7 +647,7 @@ class AgentConnection:
             RequestFailed: the agent rejected the prompt (it was not inserted).
         """
         if self._closed.is_set():
-            raise self.exit_error or AgentExited("the agent is gone: cannot send session/prompt")
+            raise self._gone("before session/prompt was sent")
         blocks = [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
         sent = self.connection.send_prompt(session_id, blocks)
         await self._await_response("session/prompt", sent.request_id, sent.data)
@@ -626,7 +662,7 @@ class AgentConnection:
         """Wait until the session's state is ``idle``."""
         session = self.connection.session(session_id)
         while session.state_name not in ("idle", None):
-            await self._wait_change(session_id)
+            await self._wait_change(session_id, "before the session was idle")
 
     async def cancel(self, session_id: str) -> None:
         """``session/cancel`` (pending permission requests are answered ``cancelled``)."""

@@ -99,6 +99,70 @@ def test_run_on_a_terminal_reports_agent_failures_with_exit_5(
     code, output = _run_on_a_terminal("--permission", "allow", *args, "--", *V2)
     assert code == 5, output.decode(errors="replace")[-2000:]
     assert said in output and b"Traceback" not in output
+    if b"crash" in b" ".join(a.encode() for a in args):
+        # the last frame is the state when the agent died: its message so far is shown
+        assert b"Hello, world" in output, output.decode(errors="replace")[-2000:]
+
+
+def test_run_with_a_recording_it_cannot_write_names_the_file_and_shows_the_state(
+    tmp_path: Path,
+) -> None:
+    need_node()
+    out = run(
+        "--json", "--permission", "allow", "--record", str(tmp_path), "--prompt", "hi", "--", *V2
+    )
+    assert out.returncode == 5
+    assert b"cannot write the recording" in out.stderr and str(tmp_path).encode() in out.stderr
+    assert b"Traceback" not in out.stderr
+
+
+def test_a_prompt_on_stdin_that_is_not_utf8_is_a_usage_error() -> None:
+    out = run("--", sys.executable, "-c", "pass", stdin=b"hi \xff there\n")
+    assert out.returncode == 2
+    assert b"not UTF-8" in out.stderr and b"Traceback" not in out.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigterm_stops_the_run_and_the_agent(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    pid_file = tmp_path / "agent.pid"
+    # An agent that never answers and does not stop when its stdin closes.
+    script = (
+        f"import os, signal, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "acp_client.cli",
+            "run",
+            "--prompt",
+            "hi",
+            "--",
+            sys.executable,
+            "-c",
+            script,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err.decode()
+    assert b"SIGTERM" in err and b"Traceback" not in err
+    agent = int(pid_file.read_text())
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.kill(agent, 0)
 
 
 def test_run_reads_the_prompt_from_stdin_with_a_v1_agent() -> None:

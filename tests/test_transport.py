@@ -473,7 +473,7 @@ def test_an_agent_that_exits_while_its_child_holds_its_stdout_is_reported_not_aw
                     return str(exc)
         return "answered"
 
-    assert trio.run(main) == "the agent exited with status 3"
+    assert trio.run(main) == "the agent exited with status 3 before answering initialize"
 
 
 def test_a_permission_policy_still_deciding_is_cancelled_when_the_request_is_withdrawn() -> None:
@@ -607,3 +607,54 @@ def test_ask_on_terminal_sanitizes_kinds_asks_one_question_at_a_time_and_can_be_
     # the second question shows only after the first was answered
     assert shown.index(b"choice:") < shown.index(asked[1].encode())
     assert b"\x1b]0;" not in shown and b"\x07" not in shown
+
+
+def test_a_permission_question_keeps_every_agent_field_on_its_own_line() -> None:
+    # An option name with a newline must not draw an option of its own (README: agent text
+    # never reaches the terminal raw); the description and a command subject are shown.
+    from acp_client import schema as s
+    from acp_client.transport import _question
+
+    request = s.RequestPermissionRequest(
+        session_id="s",
+        title="Delete?\n  1. fine",
+        description="rm -rf build\tnow",
+        subject=s.CommandPermissionSubject(command="rm -rf build\n", cwd="/w"),
+        options=[
+            s.PermissionOption(
+                option_id="always",
+                name="No, keep it [reject_once]\n  2. Yes, delete",
+                kind="allow_always",
+            ),
+            s.PermissionOption(option_id="no", name="(details)", kind="reject_once"),
+        ],
+    )
+    lines = _question(request, list(request.options)).split("\n")
+    assert lines == [
+        "",
+        "Delete?\\n  1. fine",
+        "  rm -rf build\\tnow",
+        "  command: rm -rf build\\n",
+        "  in: /w",
+        "  1. No, keep it [reject_once]\\n  2. Yes, delete [allow_always]",
+        "  2. (details) [reject_once]",
+        "  0. cancel",
+        "choice: ",
+    ]
+
+
+def test_a_recording_that_cannot_be_written_is_a_recording_error_naming_the_file(
+    tmp_path: Any,
+) -> None:
+    from acp_client.transport import RecordingError
+
+    with pytest.raises(RecordingError, match="cannot write the recording") as info:
+        Recorder(str(tmp_path))  # a folder
+    assert str(tmp_path) in str(info.value) and info.value.errno is not None
+
+    class Full(io.BytesIO):
+        def write(self, data: Any) -> int:
+            raise OSError(28, "No space left on device")
+
+    with pytest.raises(RecordingError, match="No space left"):
+        Recorder(Full()).stderr("x")

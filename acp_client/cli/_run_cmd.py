@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import sys
+from collections.abc import AsyncIterator
 from typing import Any
 
-from . import EXIT_AGENT_FAILED, EXIT_OK, EXIT_STOPPED, dump_json
+from . import EXIT_AGENT_FAILED, EXIT_OK, EXIT_STOPPED, EXIT_TERMINATED, dump_json
 
 __all__ = ["run_command"]
 
@@ -30,13 +32,47 @@ def run_command(args: argparse.Namespace) -> int:
             sys.stderr.write(f"acp-client run: cannot record to {args.record!r}: no such folder\n")
             return 2
     if not prompts:
-        text = sys.stdin.read().rstrip("\n")
+        try:
+            text = sys.stdin.buffer.read().decode("utf-8").rstrip("\n")
+        except UnicodeDecodeError as exc:
+            sys.stderr.write(
+                f"acp-client run: the prompt on standard input is not UTF-8 (byte {exc.start})\n"
+            )
+            return 2
         if text.strip():
             prompts = [text]
     if not prompts:
         sys.stderr.write("acp-client run: give --prompt TEXT or a prompt on standard input\n")
         return 2
     return trio.run(_run, args, prompts)
+
+
+@contextlib.asynccontextmanager
+async def _stopped_by_sigterm() -> AsyncIterator[list[bool]]:
+    """Turn SIGTERM into a cancellation of the body, so the agent is stopped and reaped.
+
+    Yields a list that holds ``True`` once the signal came.
+    """
+    import trio
+
+    from acp_client.transport import _unwrapped
+
+    stopped: list[bool] = []
+    with trio.open_signal_receiver(signal.SIGTERM) as signals:
+        async with _unwrapped(), trio.open_nursery() as nursery:
+
+            async def watch() -> None:
+                async for _ in signals:
+                    stopped.append(True)
+                    body.cancel()
+                    return
+
+            nursery.start_soon(watch)
+            try:
+                with trio.CancelScope() as body:
+                    yield stopped
+            finally:
+                nursery.cancel_scope.cancel()
 
 
 async def _turn(agent: Any, session_id: str, text: str, timeout: float | None) -> str | None:
@@ -56,6 +92,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
 
     from acp_client.transport import (
         AgentError,
+        RecordingError,
         RequestFailed,
         _unwrapped,
         allow_once,
@@ -78,36 +115,45 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         snapshot = agent_ref[0].connection.snapshot()
         return snapshot_renderable(snapshot, last_entries=30)
 
+    stopped: list[bool] = []
     try:
-        async with open_agent(
-            args.agent,
-            cwd=cwd,
-            record=args.record,
-            on_permission=policy,
-            request_timeout=args.timeout,
-        ) as agent:
+        async with (
+            _stopped_by_sigterm() as stopped,
+            open_agent(
+                args.agent,
+                cwd=cwd,
+                record=args.record,
+                on_permission=policy,
+                request_timeout=args.timeout,
+            ) as agent,
+        ):
             agent_ref.append(agent)
             await agent.initialize()
             session_id = await agent.new_session(cwd)
             reason: str | None = None
             if live_view:
                 with Live(view(), console=console, auto_refresh=False) as live:
-                    async with _unwrapped(), trio.open_nursery() as nursery:
+                    try:
+                        async with _unwrapped(), trio.open_nursery() as nursery:
 
-                        async def refresh() -> None:
-                            while True:
-                                live.update(view(), refresh=True)
-                                await trio.sleep(0.2)
+                            async def refresh() -> None:
+                                while True:
+                                    live.update(view(), refresh=True)
+                                    await trio.sleep(0.2)
 
-                        nursery.start_soon(refresh)
-                        for text in prompts:
-                            reason = await _turn(agent, session_id, text, args.timeout)
-                        nursery.cancel_scope.cancel()
-                    live.update(view(), refresh=True)
+                            nursery.start_soon(refresh)
+                            for text in prompts:
+                                reason = await _turn(agent, session_id, text, args.timeout)
+                            nursery.cancel_scope.cancel()
+                    finally:
+                        live.update(view(), refresh=True)  # the last state, also on failure
             else:
                 for text in prompts:
                     reason = await _turn(agent, session_id, text, args.timeout)
             status = EXIT_OK if reason == "end_turn" else EXIT_STOPPED
+    except RecordingError as exc:
+        sys.stderr.write(f"acp-client run: {sanitize_text(str(exc))}\n")
+        status = EXIT_AGENT_FAILED
     except trio.TooSlowError:
         sys.stderr.write(f"acp-client run: the turn did not end within {args.timeout} s\n")
         status = EXIT_AGENT_FAILED
@@ -124,8 +170,11 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     except OSError as exc:
         sys.stderr.write(f"acp-client run: cannot start the agent: {exc}\n")
         return EXIT_AGENT_FAILED
+    if stopped:
+        sys.stderr.write("acp-client run: stopped (SIGTERM)\n")
+        status = EXIT_TERMINATED
     if not agent_ref:
-        return EXIT_AGENT_FAILED
+        return status if stopped else EXIT_AGENT_FAILED
     snapshot = agent_ref[0].connection.snapshot()
     if args.json:
         sys.stdout.write(dump_json(snapshot, indent=2) + "\n")

@@ -31,7 +31,7 @@ import json
 import re
 import unicodedata
 
-__all__ = ["sanitize_json", "sanitize_text"]
+__all__ = ["sanitize_json", "sanitize_line", "sanitize_text"]
 
 # Unicode category Cf as of Unicode 15.1, plus separators, Hangul fillers and surrogates.
 _INVISIBLE_RANGES = (
@@ -102,6 +102,20 @@ def sanitize_text(s: str) -> str:
     if _UNSAFE.search(s) is None:
         return s
     return _UNSAFE.sub(_replace, s)
+
+
+def sanitize_line(s: str, *, limit: int | None = None) -> str:
+    r""":func:`sanitize_text` on one line: ``\n`` and ``\t`` shown as escapes too.
+
+    For text that must stay on its line (a question's title or option names), so that agent
+    text cannot draw lines of its own. A text cut to ``limit`` characters ends with ``…``.
+    """
+    text = sanitize_text(s)
+    if "\n" in text or "\t" in text:
+        text = text.replace("\n", "\\n").replace("\t", "\\t")
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    return text
 
 
 def sanitize_json(value: object, *, limit: int | None = 200) -> str:
