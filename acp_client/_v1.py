@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from . import _schema as s
 from . import _v1_translate as tr
 from ._diagnostics import Diagnostic, Severity
 from ._errors import LocalProtocolError
@@ -40,7 +41,35 @@ Direction = Literal["incoming", "outgoing"]
 
 JSON = Any
 Message = dict[str, Any]
-Output = list[tuple[str, Message]]
+Output = list[tuple[str, Any]]
+"""``(direction, message)`` pairs: plain JSON-RPC dicts, or a Struct notification that keeps an
+update the v2 reducer must not interpret (V1-TO-V2 3.2: "passed through as an unknown v2
+variant")."""
+
+# Draft v1 variants: the same shapes in v2, but only with the draft surface enabled.
+_DRAFT_VARIANTS = frozenset(
+    {"plan_update", "plan_removed", "subagent_update", "session_message", "session_message_chunk"}
+)
+# V1-TO-V2 3.2: the v1 variants the adapter translates or passes on as the same v2 variant;
+# any other (v2-only names, draft variants without an opt-in, custom ones) is kept raw.
+_V1_VARIANTS = frozenset(
+    {
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+        "available_commands_update",
+        "current_mode_update",
+        "config_option_update",
+        "session_info_update",
+        "usage_update",
+        "notice",
+        "compaction_update",
+        "compaction_summary_chunk",
+    }
+)
 
 _ROLES = {"user_message_chunk": "user", "agent_message_chunk": "agent"}
 _ROLES["agent_thought_chunk"] = "thought"
@@ -102,7 +131,9 @@ class V1Adapter:
             V1-TO-V2.md section 9): ``running`` is synthesised at a session's first message
             chunk or tool-call update after its last ``idle``.
         unstable: the draft v2 surface is enabled: a v1 prompt result's ``usage`` is copied
-            onto the synthesised ``idle`` update.
+            onto the synthesised ``idle`` update, and the draft update variants
+            (``plan_update``, ``plan_removed``, ...) pass on as the same v2 variants; without
+            it they are kept raw, like every variant v1 does not have.
 
     Attributes:
         diagnostics: problems found in the v1 input, in the order found.
@@ -373,6 +404,16 @@ class V1Adapter:
             and (kind in _ROLES or kind in ("tool_call", "tool_call_update"))
         ):
             out.append(self._state(session, "running"))
+        if kind not in _V1_VARIANTS and not (self.unstable and kind in _DRAFT_VARIANTS):
+            # Unknown to v1: kept verbatim, even under a name v2 knows (V1-TO-V2 3.2).
+            meta = params_dict.get("_meta", s.UNSET)
+            if meta is not None and not isinstance(meta, dict):
+                meta = s.UNSET
+            raw = s.UpdateSessionNotification(
+                session_id=session.session_id, update=update, meta=meta
+            )
+            out.append((direction, s.Notification(method="session/update", params=raw)))
+            return out
         translated = self._translate_update(session, update)
         if translated is update:
             out.append((direction, message))
@@ -595,7 +636,7 @@ class V1Adapter:
             if isinstance(result, dict) and ("modes" in result or "configOptions" in result):
                 self._setup(self._session(result.get("sessionId")), result)
             return [("incoming", message)]
-        open_sessions = [s for s in self._sessions.values() if not s.closed]
+        open_sessions = [one for one in self._sessions.values() if not one.closed]
         if len(open_sessions) != 1:
             self._diag(
                 "v1-prompt-result-unattributed",

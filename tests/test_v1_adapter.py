@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_client import Connection, replay_log
+from acp_client import Connection, encode, replay_log
 from acp_client._v1 import V1Adapter, detect_v1
 from acp_client._v1_gitpatch import git_patch
 
@@ -69,7 +69,8 @@ def run(stream: list[tuple[str, Msg]], adapter: V1Adapter | None = None) -> Out:
     for direction, message in stream:
         out.extend(adapter.feed(direction, message))
     out.extend(adapter.finish())
-    return out
+    # An update kept raw comes as a Struct notification (V1-TO-V2 3.2): compared as JSON here.
+    return [(d, m if isinstance(m, dict) else json.loads(encode(m))) for d, m in out]
 
 
 def updates(out: Out) -> list[Msg]:
@@ -489,18 +490,49 @@ def test_set_config_option_result_translated_and_mode_reappended() -> None:
     [
         {"sessionUpdate": "usage_update", "used": 1, "size": 2},
         {"sessionUpdate": "notice", "severity": "info", "title": "t"},
-        {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "p", "entries": []}},
-        {"sessionUpdate": "plan_removed", "planId": "p"},
-        {"sessionUpdate": "subagent_update", "x": 1},
-        {"sessionUpdate": "session_message", "x": 1},
-        {"sessionUpdate": "session_message_chunk", "x": 1},
-        {"sessionUpdate": "_custom", "x": 1},
         {"sessionUpdate": "compaction_summary_chunk", "compactionId": "k", "content": TEXT},
     ],
 )
 def test_updates_passed_through(update: Msg) -> None:
     message = up(update)
     out = run([inc(message)])
+    assert out == [inc(message)] and out[0][1] is message
+
+
+DRAFTS = [
+    {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "p", "entries": []}},
+    {"sessionUpdate": "plan_removed", "planId": "p"},
+    {"sessionUpdate": "subagent_update", "x": 1},
+    {"sessionUpdate": "session_message", "x": 1},
+    {"sessionUpdate": "session_message_chunk", "x": 1},
+]
+V2_ONLY = [
+    {"sessionUpdate": "agent_message", "messageId": "m9", "content": [TEXT]},
+    {"sessionUpdate": "state_update", "state": "running"},
+    {"sessionUpdate": "terminal_update", "terminalId": "t1"},
+    {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "c1", "content": TEXT},
+    {"sessionUpdate": "_custom", "x": 1},
+]
+
+
+@pytest.mark.parametrize("update", DRAFTS + V2_ONLY)
+def test_variants_v1_does_not_have_are_kept_raw_as_unknown_v2_variants(update: Msg) -> None:
+    # 3.2: "draft v1 variants ... only with the matching v2 opt-in; else unknown"; "anything
+    # else | passed through as an unknown v2 variant | raw kept" (also a name v2 knows).
+    conn = Connection()
+    for direction, message in V1Adapter().feed("incoming", up(update)):
+        conn.receive_message(message, direction)
+    snap = conn.snapshot()["sessions"][0]
+    assert snap["unknownUpdates"] == [update]
+    assert (snap["timeline"], snap["terminals"], snap["plans"]) == ([], [], [])
+    assert "state" not in snap
+
+
+@pytest.mark.parametrize("update", DRAFTS)
+def test_draft_variants_pass_on_with_the_draft_surface_enabled(update: Msg) -> None:
+    message = up(update)
+    adapter = V1Adapter(unstable=True)
+    out = adapter.feed("incoming", message)
     assert out == [inc(message)] and out[0][1] is message
 
 
