@@ -21,7 +21,7 @@ from ._diagnostics import Diagnostic
 from ._events import Event
 from ._schema import UpdateSessionNotification as _Params
 from ._v1 import V1Adapter
-from ._v1_detect import detect_v1
+from ._v1_detect import detect_v1, v1_hint
 
 __all__ = ["ReplayResult", "Replayer", "replay_log"]
 
@@ -52,6 +52,7 @@ class Replayer:
         self._v1: V1Adapter | None = None
         self._client_seen = False  # the current connection has a client message
         self._probing = False  # v1 without client traffic so far: an agent-only log?
+        self._v1_hint = False  # the undecided connection's initialize used v1 field names
         if protocol == 1:
             self._decide(1)
 
@@ -146,10 +147,11 @@ class Replayer:
                 self._v1.agent_only = False
         if self.version is None:
             verdict = detect_v1(direction, message)
+            self._v1_hint = self._v1_hint or v1_hint(direction, message)
             if verdict is None and len(self._buffer) < _DECIDE_WITHIN:
                 self._buffer.append((direction, message, line))
                 return events
-            self._decide(1 if verdict else 2)
+            self._decide(1 if verdict or (verdict is None and self._v1_hint) else 2)
         if self._probing:
             if not self._client_seen and len(self._buffer) < _DECIDE_WITHIN:
                 self._buffer.append((direction, message, line))
@@ -223,7 +225,8 @@ class Replayer:
         """The end of a connection's traffic (a new ``initialize`` or the end of the log)."""
         events: list[Event] = []
         if self.version is None:
-            self._decide(2)
+            self._decide(1 if self._v1_hint else 2)
+        self._v1_hint = False
         if self._probing:
             self._settle_probe()
         events.extend(self._flush())

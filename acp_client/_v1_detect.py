@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["detect_v1"]
+__all__ = ["detect_v1", "v1_hint"]
 
 _CHUNKS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
 _V2_ONLY_UPDATES = frozenset(
@@ -36,10 +36,9 @@ def detect_v1(direction: str, message: Any) -> bool | None:
         if method.startswith("terminal/") and method != "terminal/cancel":
             return True
         if method == "initialize":
-            if "clientCapabilities" in params or "clientInfo" in params:
-                return True
-            # A v2-shaped request decides nothing: a v1 agent may answer it with version 1,
-            # and the negotiated version is the one in the result.
+            # The request decides nothing: the negotiated version is the one in the result
+            # (a client may offer v1 field names and still speak v2). Its v1 capability names
+            # are a hint for a log without the result: see :func:`v1_hint`.
             return None
         if method == "session/request_permission":
             if "toolCall" in params:
@@ -59,12 +58,30 @@ def detect_v1(direction: str, message: Any) -> bool | None:
     if direction != "incoming" or not isinstance(result, dict):
         return None
     if "protocolVersion" in result:
+        version = result["protocolVersion"]
+        if version == 1 or version == 2:
+            return bool(version == 1)  # the handshake decides (1.3), whatever the field names
         if "agentCapabilities" in result or "agentInfo" in result:
             return True
-        version = result["protocolVersion"]
-        return True if version == 1 else False if version == 2 else None
+        return None
     if "stopReason" in result and "messageId" not in result:
         return True
     if "messageId" in result and "stopReason" not in result:
         return False
     return None
+
+
+def v1_hint(direction: str, message: Any) -> bool:
+    """Whether an ``initialize`` request uses v1 capability field names (V1-TO-V2.md 1.3).
+
+    Only a hint: it marks the stream v1 when no ``initialize`` result (nor another marker)
+    decides.
+    """
+    if direction != "outgoing" or not isinstance(message, dict):
+        return False
+    params = message.get("params")
+    return (
+        message.get("method") == "initialize"
+        and isinstance(params, dict)
+        and ("clientCapabilities" in params or "clientInfo" in params)
+    )

@@ -1601,8 +1601,11 @@ def test_full_mode_synthesises_no_state_before_first_prompt() -> None:
     [
         ("incoming", res(0, {"protocolVersion": 1}), True),
         ("incoming", res(0, {"protocolVersion": 2, "info": {}}), False),
-        ("incoming", res(0, {"protocolVersion": 2, "agentCapabilities": {}}), True),
-        ("outgoing", req(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}}), True),
+        # the handshake's version decides, whatever the field names (1.3)
+        ("incoming", res(0, {"protocolVersion": 2, "agentCapabilities": {}}), False),
+        ("incoming", res(0, {"protocolVersion": "x", "agentCapabilities": {}}), True),
+        # the request decides nothing (v1 field names are only a hint, below)
+        ("outgoing", req(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}}), None),
         ("outgoing", req(0, "initialize", {"protocolVersion": 2, "capabilities": {}}), None),
         ("incoming", up({"sessionUpdate": "tool_call", "toolCallId": "c"}), True),
         ("incoming", up({"sessionUpdate": "plan", "entries": []}), True),
@@ -1629,6 +1632,59 @@ def test_full_mode_synthesises_no_state_before_first_prompt() -> None:
 )
 def test_detect_v1(direction: str, message: Any, expected: bool | None) -> None:
     assert detect_v1(direction, message) is expected
+
+
+def _v2_turn() -> list[tuple[str, Any]]:
+    return [
+        ("incoming", res(1, {"sessionId": "s1"})),
+        ("outgoing", prompt(2)),
+        ("incoming", up({"sessionUpdate": "user_message", "messageId": "u1", "content": [TEXT]})),
+        ("incoming", res(2, {"messageId": "u1"})),
+        ("incoming", up({"sessionUpdate": "state_update", "state": "running"})),
+        (
+            "incoming",
+            up({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}),
+        ),
+    ]
+
+
+INFO = {"name": "x", "version": "1"}
+
+
+@pytest.mark.parametrize(
+    ("extra_request", "extra_result"),
+    [({"clientCapabilities": {}}, {}), ({}, {"agentCapabilities": {}})],
+)
+def test_a_v2_handshake_wins_over_v1_field_names(extra_request: Msg, extra_result: Msg) -> None:
+    # 1.3: "A stream is v1 when the initialize result has protocolVersion: 1"; the capability
+    # field names mark v1 only without the handshake (a client may offer both shapes).
+    from acp_client import Replayer
+
+    replayer = Replayer()
+    request = {"protocolVersion": 2, "capabilities": {}, "info": INFO, **extra_request}
+    result = {"protocolVersion": 2, "capabilities": {}, "info": INFO, **extra_result}
+    stream = [("outgoing", req(0, "initialize", request)), ("incoming", res(0, result))]
+    stream += [("outgoing", req(1, "session/new", {"cwd": "/w", "mcpServers": []}))]
+    for direction, message in stream + _v2_turn():
+        replayer.feed(direction, message)
+    replayer.finish()
+    session = replayer.connection.snapshot()["sessions"][0]
+    assert session["protocolVersion"] == 2
+    assert [e["messageId"] for e in session["timeline"]] == ["u1"]
+    assert session["completedTurns"] == ["end_turn"]
+    assert replayer.connection.diagnostics == []
+
+
+def test_v1_field_names_in_an_unanswered_initialize_mark_the_log_v1() -> None:
+    from acp_client import Replayer
+
+    replayer = Replayer()
+    replayer.feed(
+        "outgoing", req(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    )
+    replayer.feed("outgoing", req(1, "session/new", {"cwd": "/w", "mcpServers": []}))
+    replayer.finish()
+    assert replayer.version == 1
 
 
 def test_bad_direction_is_local_error() -> None:
