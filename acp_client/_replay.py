@@ -334,6 +334,7 @@ def replay_log(
     stopped = False
     count = 0
     conn_diags = replayer.connection.diagnostics
+    adapter_diags = replayer.diagnostics  # the v1 adapter's land here
     with iter_log(
         source,
         format=format,
@@ -349,11 +350,15 @@ def replay_log(
                     apply(item)
                     continue
                 seen = len(conn_diags)
+                seen_adapter = len(adapter_diags)
                 apply(item)
                 count += 1
                 if progress is not None and count % 20000 == 0:
                     progress(count)
-                if strict and any(d.severity == "error" for d in conn_diags[seen:]):
+                if strict and any(
+                    d.severity == "error"
+                    for d in (*conn_diags[seen:], *adapter_diags[seen_adapter:])
+                ):
                     stopped = True
                     break
             else:

@@ -183,6 +183,20 @@ class V1Adapter:
 
     # --- helpers ------------------------------------------------------------------------
 
+    def _new_connection(self) -> None:
+        """An ``initialize`` request starts a new connection: drop what the old one left.
+
+        Requests left unanswered are dropped (LOG-FORMATS 1.10), so no prompt of the old
+        connection is inserted later.
+        """
+        self._sent.clear()
+        self._received.clear()
+        self._turns.clear()
+        for session in self._sessions.values():
+            session.pending = None
+            session.active.clear()
+            session.permissions.clear()
+
     def _diag(
         self, code: str, text: str, severity: Severity = "warning", session_id: str | None = None
     ) -> None:
@@ -288,6 +302,8 @@ class V1Adapter:
             if method == "session/request_permission":
                 return self._permission(message, params_dict)
             return [(direction, message)]
+        if method == "initialize":
+            self._new_connection()
         self._sent[key] = (method, params)
         session = self._session(params_dict.get("sessionId"))
         if method == "initialize" and isinstance(params, dict):
@@ -298,6 +314,8 @@ class V1Adapter:
             fixed = tr.mcp_servers(params_dict)
             if session is not None and method != "session/new":
                 session.open = None
+                session.pending = None  # after a load, no turn is in flight (section 9)
+                session.active.clear()
             if method == "session/load" and session is not None:
                 session.replaying = True
                 session.titles.clear()

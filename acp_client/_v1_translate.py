@@ -383,7 +383,8 @@ def strip_nulls(
 ) -> dict[str, JSON]:
     """A v1 ``tool_call_update`` body with ``null`` fields removed and content translated."""
     out = {k: v for k, v in update.items() if v is not None or k == "toolCallId"}
-    if "content" in out:
+    if isinstance(out.get("content"), list):
+        # not an array: left for the v2 decoder, whose default-on-error keeps the content
         out["content"] = tool_call_content(out["content"], terminal_known, report)
     if "locations" in out:
         out["locations"] = locations(out["locations"])

@@ -1993,3 +1993,64 @@ def test_client_traffic_after_many_agent_only_records_ends_degraded_mode() -> No
     log = "".join(json.dumps(m) + "\n" for m in stream).encode()
     session = replay_log(log, protocol=1).snapshot()["sessions"][0]
     assert session["state"] == {"state": "idle", "stopReason": "end_turn"}
+
+
+def test_a_prompt_left_unanswered_by_a_dead_connection_is_dropped_at_the_next_one() -> None:
+    # LOG-FORMATS 1.10: "An initialize request first empties all tables (a new connection;
+    # requests left unanswered are dropped)"; V1-TO-V2 9: after a load no turn is in flight.
+    init = {"protocolVersion": 1, "clientCapabilities": {}}
+    new = {"cwd": "/p", "mcpServers": []}
+    commands = up({"sessionUpdate": "available_commands_update", "availableCommands": []})
+    stream = [
+        ("outgoing", req(0, "initialize", init)),
+        ("incoming", res(0, {"protocolVersion": 1, "agentCapabilities": {"loadSession": True}})),
+        ("outgoing", req(1, "session/new", new)),
+        ("incoming", res(1, {"sessionId": "s1"})),
+        ("outgoing", prompt(2)),  # the agent dies: never answered
+        ("outgoing", req(0, "initialize", init)),
+        ("incoming", res(0, {"protocolVersion": 1, "agentCapabilities": {"loadSession": True}})),
+        ("outgoing", req(1, "session/load", {"sessionId": "s1", **new})),
+        ("incoming", res(1, None)),
+        ("incoming", commands),
+    ]
+    updates_out = updates(run(stream))
+    assert [u["sessionUpdate"] for u in updates_out] == [
+        "state_update",
+        "available_commands_update",
+    ]
+    assert updates_out[0]["state"] == "idle"
+
+
+def test_strict_replay_stops_at_the_v1_adapters_first_error() -> None:
+    # LOG-FORMATS 1.5: strict stops at the first `error` diagnostic, the adapter's included.
+    lines = [
+        {"direction": "outgoing", "message": req(0, "initialize", {"protocolVersion": 1})},
+        {"direction": "incoming", "message": res(0, {"protocolVersion": 1})},
+        {"direction": "incoming", "message": up({"sessionUpdate": "current_mode_update"})},
+        {"direction": "incoming", "message": chunk("agent_message", "after")},
+    ]
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    lenient = replay_log(data)
+    assert [d.code for d in lenient.diagnostics if d.severity == "error"] == ["v1-mode-invalid"]
+    assert lenient.snapshot()["sessions"][0]["timeline"] != []
+    strict = replay_log(data, strict=True)
+    assert strict.stopped_early and not strict.ok
+    assert strict.snapshot()["sessions"][0]["timeline"] == []
+
+
+def test_a_tool_call_update_whose_content_is_no_array_leaves_the_content_alone() -> None:
+    # schema-v1 ToolCallUpdate.content: x-deserialize-default-on-error (an invalid value is
+    # "no change"), as for `locations`; 6.3: present values are copied.
+    item = {"type": "content", "content": TEXT}
+    stream = [
+        inc(
+            up({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t", "content": [item]})
+        ),
+        inc(up({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "content": "oops"})),
+    ]
+    conn = Connection(live=False)
+    for direction, message in run(stream):
+        conn.receive_message(message, direction)
+    (entry,) = conn.snapshot()["sessions"][0]["timeline"]
+    assert entry["content"] == [item]
+    assert [d.code for d in conn.diagnostics] == ["lenient-default"]
