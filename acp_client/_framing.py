@@ -12,13 +12,23 @@ __all__ = ["LineBuffer", "LineTooLong", "DEFAULT_MAX_LINE"]
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
 
 
+HEAD_KEPT = 1024
+"""Bytes kept from the start of a line over the limit (:attr:`LineTooLong.head`)."""
+
+
 class LineTooLong:
-    """Marker yielded in place of a line longer than the limit (its bytes are dropped)."""
+    """Marker yielded in place of a line longer than the limit (its bytes are dropped).
 
-    __slots__ = ("size",)
+    Attributes:
+        size: the line's length in bytes.
+        head: its first bytes (at most :data:`HEAD_KEPT`), for a trace of what it was.
+    """
 
-    def __init__(self, size: int) -> None:
+    __slots__ = ("head", "size")
+
+    def __init__(self, size: int, head: bytes = b"") -> None:
         self.size = size
+        self.head = head
 
     def __repr__(self) -> str:
         return f"LineTooLong({self.size})"
@@ -32,13 +42,14 @@ class LineBuffer:
             reported as a :class:`LineTooLong` marker.
     """
 
-    __slots__ = ("_discarding", "_pending", "_pending_size", "max_line")
+    __slots__ = ("_discard_head", "_discarding", "_pending", "_pending_size", "max_line")
 
     def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
         self.max_line = max_line
         self._pending: list[bytes] = []
         self._pending_size = 0
         self._discarding = 0
+        self._discard_head = b""
 
     def feed(self, data: bytes) -> list[bytes | LineTooLong]:
         r"""Add bytes; return every line completed by them, in order.
@@ -53,19 +64,25 @@ class LineBuffer:
         if self._pending or self._discarding:
             head, _, data = data.partition(b"\n")
             size = self._pending_size + len(head) + self._discarding
-            if self._discarding or size > self.max_line:
-                out.append(LineTooLong(size))
+            if self._discarding:
+                out.append(LineTooLong(size, self._discard_head))
+            elif size > self.max_line:
+                out.append(LineTooLong(size, _head_of((*self._pending, head))))
             else:
                 self._pending.append(head)
                 out.append(b"".join(self._pending))
             self._pending = []
             self._pending_size = 0
             self._discarding = 0
+            self._discard_head = b""
         lines = data.split(b"\n")
         tail = lines.pop()
         if len(data) > self.max_line:
             limit = self.max_line
-            out.extend(line if len(line) <= limit else LineTooLong(len(line)) for line in lines)
+            out.extend(
+                line if len(line) <= limit else LineTooLong(len(line), line[:HEAD_KEPT])
+                for line in lines
+            )
         elif out:
             out.extend(lines)
         else:
@@ -107,6 +124,7 @@ class LineBuffer:
             self._discarding += len(rest)
         elif self._pending_size + len(rest) > self.max_line:
             self._discarding = self._pending_size + len(rest)
+            self._discard_head = _head_of((*self._pending, rest))
             self._pending = []
             self._pending_size = 0
         else:
@@ -117,15 +135,26 @@ class LineBuffer:
         r"""End of stream: return a last line that had no ``\\n`` (if any)."""
         out: list[bytes | LineTooLong] = []
         if self._discarding:
-            out.append(LineTooLong(self._discarding))
+            out.append(LineTooLong(self._discarding, self._discard_head))
         elif self._pending:
             out.append(b"".join(self._pending))
         self._pending = []
         self._pending_size = 0
         self._discarding = 0
+        self._discard_head = b""
         return out
 
     @property
     def buffered(self) -> int:
         """Bytes of an incomplete line held back."""
         return self._pending_size + self._discarding
+
+
+def _head_of(pieces: tuple[bytes, ...]) -> bytes:
+    """The first :data:`HEAD_KEPT` bytes of the pieces joined (without joining them all)."""
+    head = bytearray()
+    for piece in pieces:
+        head += piece[: HEAD_KEPT - len(head)]
+        if len(head) >= HEAD_KEPT:
+            break
+    return bytes(head)

@@ -79,6 +79,18 @@ class Recorder:
         # The parsed message, written compact (the agent's own spacing is not kept).
         self._write(head, b',"message":' + _ENC.encode(value))
 
+    def too_long(self, head: bytes, size: int) -> None:
+        """Record a stdout line dropped for its size: its first bytes as ``raw``, with ``…``.
+
+        The extra key ``lineTooLong`` holds the line's full size (readers ignore keys they
+        do not know, LOG-FORMATS 3.1); a replay reports the record as non-JSON output.
+        """
+        text = head.decode("utf-8", errors="replace") + "…"
+        self._write(
+            b'"incoming"',
+            b',"raw":' + _ENC.encode(text) + b',"lineTooLong":' + _ENC.encode(size),
+        )
+
     def stderr(self, text: str) -> None:
         """Record one line of the agent's stderr (without its line terminator)."""
         if text.endswith("\r"):  # a CRLF terminator

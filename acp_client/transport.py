@@ -366,6 +366,8 @@ class AgentConnection:
         conn = self.connection
         events: list[ev.Event] = []
         if isinstance(line, LineTooLong):
+            if self._recorder is not None:
+                self._recorder.too_long(line.head, line.size)  # a trace, not the bytes
             conn._line_too_long(line, events)
             self._dispatch(events)
             return

@@ -357,6 +357,33 @@ def test_feed_span_gives_the_lines_feed_gives(
     assert [repr(x) for x in got] == [repr(x) for x in expected]
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.binary(max_size=3000).map(lambda b: b.replace(b"\n", b"")), max_size=5),
+    st.data(),
+)
+def test_a_line_over_the_limit_is_marked_with_its_size_and_first_bytes(
+    lines: list[bytes], data: st.DataObject
+) -> None:
+    """1.1 / 1.8: however the bytes are read, a dropped line keeps its size and its head."""
+    from acp_client._framing import HEAD_KEPT, LineTooLong
+
+    limit = 1500
+    wire = b"".join(line + b"\n" for line in lines)
+    buffer = LineBuffer(limit)
+    out: list[Any] = []
+    for read in data.draw(byte_stream_splits(wire)) if wire else []:
+        out += buffer.feed(read)
+    out += buffer.flush()
+    assert len(out) == len(lines)
+    for line, got in zip(lines, out, strict=True):
+        if len(line) <= limit:
+            assert got == line
+        else:
+            assert type(got) is LineTooLong
+            assert (got.size, got.head) == (len(line), line[:HEAD_KEPT])
+
+
 def test_a_run_of_terminal_chunks_with_a_non_ascii_one_keeps_the_good_ones() -> None:
     """8.3/R25: an invalid chunk is dropped with a diagnostic; the read goes on."""
     datas = ["b2s=", "é", "YWJj=", "IQ=="]  # "ok", non-ASCII, excess padding, "!"

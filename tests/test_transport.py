@@ -7,6 +7,7 @@ time-based behaviour runs on trio's MockClock.
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -255,6 +256,39 @@ def test_faults_become_diagnostics() -> None:
     snap, _ = drive(Noisy({"session/prompt": prompt}), body, max_line=200)
     codes = [d["code"] for d in snap["diagnostics"]]
     assert codes == ["malformed-line", "line-too-long", "orphan-response"]
+
+
+def test_a_line_over_the_limit_leaves_a_trace_in_the_recording() -> None:
+    # 1.8: nothing the agent sent is discarded silently; the recording keeps its first bytes
+    # (LOG-FORMATS 3.1 raw record, with the extra key lineTooLong) instead of 64 MiB.
+    def prompt(message: dict[str, Any], out: FakeAgent) -> None:
+        out.prompt_response(message["id"], "u").user_message("u", "go")
+        out.state("running").state("idle", stop_reason="end_turn")
+
+    class Long(ScriptedAgent):
+        def receive_data(self, data: bytes) -> bytes:
+            reply = super().receive_data(data)
+            if b'"session/prompt"' in data:
+                reply = b'{"x": "' + b"y" * 3000 + b'"}\n' + reply
+            return reply
+
+    record = io.BytesIO()
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        assert await (await client.prompt(sid, "go")).wait_done() == "end_turn"
+        return client.connection.snapshot()
+
+    snap, _ = drive(
+        Long({"session/prompt": prompt}), body, max_line=2000, recorder=Recorder(record)
+    )
+    assert [d["code"] for d in snap["diagnostics"]] == ["line-too-long"]
+    (trace,) = [r for r in map(json.loads, record.getvalue().splitlines()) if "raw" in r]
+    assert trace["lineTooLong"] == 3009
+    assert trace["raw"] == '{"x": "' + "y" * (1024 - 7) + "…"
+    replayed = replay_log(record.getvalue())
+    assert [d.code for d in replayed.diagnostics] == ["agent-non-json-output"]
+    assert replayed.snapshot()["sessions"] == snap["sessions"]
 
 
 def test_unknown_agent_request_gets_method_not_found() -> None:
