@@ -248,7 +248,13 @@ class AgentConnection:
         on_permission: decides permission requests (default: cancel them).
         request_timeout: seconds to wait for each response (``None``: no limit).
         max_line: the longest line accepted from the agent.
+
+    Attributes:
+        stderr_lines: the agent's stderr lines; past twice :attr:`STDERR_LINES_KEPT`,
+            the older ones are dropped down to that many (the recording keeps them all).
     """
+
+    STDERR_LINES_KEPT = 1000
 
     def __init__(
         self,
@@ -357,6 +363,8 @@ class AgentConnection:
                 if isinstance(line, bytes):
                     text = line.decode("utf-8", errors="replace")
                     self.stderr_lines.append(text)
+                    if len(self.stderr_lines) > 2 * self.STDERR_LINES_KEPT:
+                        del self.stderr_lines[: -self.STDERR_LINES_KEPT]  # amortised O(1)
                     if self._recorder is not None:
                         self._recorder.stderr(text)
             if not data:

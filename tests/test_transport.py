@@ -692,3 +692,24 @@ def test_a_recording_that_cannot_be_written_is_a_recording_error_naming_the_file
 
     with pytest.raises(RecordingError, match="No space left"):
         Recorder(Full()).stderr("x")
+
+
+def test_stderr_lines_keep_the_last_ones_and_the_recording_all() -> None:
+    import sys
+
+    script = "import sys\nfor i in range(2500): print(i, file=sys.stderr)\nsys.stdin.read()"
+    record = io.BytesIO()
+
+    async def main() -> list[str]:
+        async with open_agent([sys.executable, "-c", script], record=record) as agent:
+            with trio.fail_after(30):
+                while not agent.stderr_lines or agent.stderr_lines[-1] != "2499":
+                    await trio.sleep(0.05)
+            return list(agent.stderr_lines)
+
+    lines = trio.run(main)
+    kept = AgentConnection.STDERR_LINES_KEPT
+    assert kept <= len(lines) <= 2 * kept
+    assert lines == [str(i) for i in range(2500 - len(lines), 2500)]
+    recorded = [r for r in map(json.loads, record.getvalue().splitlines()) if "text" in r]
+    assert [r["text"] for r in recorded] == [str(i) for i in range(2500)]
