@@ -48,7 +48,7 @@ def test_run_exit_code_reflects_the_stop_reason(tmp_path: Path) -> None:
 
 def test_run_timeout_and_crash_are_agent_failures() -> None:
     need_node()
-    slow = run("--timeout", "1", "--prompt", "slow please", "--", *V2)
+    slow = run("--timeout", "3", "--prompt", "slow please", "--", *V2)
     assert slow.returncode == 5
     assert b"did not end within" in slow.stderr
     crash = run("--prompt", "crash now", "--", *V2)
@@ -88,7 +88,7 @@ def _run_on_a_terminal(*args: str) -> tuple[int, bytes]:
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (("--timeout", "1", "--prompt", "slow please"), b"did not end within"),
+        (("--timeout", "3", "--prompt", "slow please"), b"did not end within"),
         (("--prompt", "crash now"), b"acp-client run:"),
     ],
 )

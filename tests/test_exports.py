@@ -52,8 +52,8 @@ PINNED = {
     },
     "acp_client.transport": {
         "AgentConnection", "AgentError", "AgentExited", "PermissionHandler", "PromptHandle",
-        "RequestFailed", "RequestTimeout", "allow_once", "ask_on_terminal", "open_agent",
-        "reject",
+        "RecordingError", "RequestFailed", "RequestTimeout", "allow_once", "ask_on_terminal",
+        "open_agent", "reject",
     },
 }  # fmt: skip
 
