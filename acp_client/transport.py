@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import IO, Any
@@ -755,9 +756,10 @@ async def open_agent(
     """Start an agent process and yield the :class:`AgentConnection` speaking to it.
 
     ``record`` names a file (or gives a binary file object) that receives every message in
-    both directions and every stderr line, in the ``acp-client`` format. On exit the
-    agent's stdin is closed; a process still running after ``exit_timeout`` seconds is
-    killed.
+    both directions and every stderr line, in the ``acp-client`` format. On POSIX the agent
+    runs in a session of its own, so a Ctrl-C on the terminal reaches the client only (which
+    may cancel the turn with ``session/cancel``). On exit the agent's stdin is closed; a
+    process still running after ``exit_timeout`` seconds is killed with its process group.
     """
     recorder = Recorder(record) if record is not None else None
     process = await trio.lowlevel.open_process(
@@ -767,6 +769,9 @@ async def open_agent(
         stderr=-1,
         cwd=cwd,
         env={**os.environ, **env} if env is not None else None,
+        # Its own session: the terminal's Ctrl-C reaches the client, which cancels the turn
+        # with session/cancel, not the agent; stopping kills the agent's process group.
+        start_new_session=os.name == "posix",
     )
     assert process.stdin is not None and process.stdout is not None
     agent = AgentConnection(
@@ -790,11 +795,22 @@ async def open_agent(
                 with trio.move_on_after(exit_timeout):
                     await process.wait()
                 if process.returncode is None:
-                    process.kill()
+                    _kill(process)
                     await process.wait()
                 nursery.cancel_scope.cancel()
     finally:
         if process.returncode is None:
-            process.kill()
+            _kill(process)
+            # Reaped even when leaving by cancellation (a killed process exits at once).
+            with trio.CancelScope(shield=True), trio.move_on_after(exit_timeout):
+                await process.wait()
         if recorder is not None:
             recorder.close()
+
+
+def _kill(process: trio.Process) -> None:
+    """Kill the agent and, on POSIX, the process group it leads (its own children)."""
+    if os.name == "posix":
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+    process.kill()

@@ -123,6 +123,75 @@ def test_a_prompt_on_stdin_that_is_not_utf8_is_a_usage_error() -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_during_a_turn_cancels_it_with_session_cancel(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    need_node()
+    record = tmp_path / "rec.jsonl"
+    args = ["--json", "--record", str(record), "--prompt", "slow please", "--prompt", "again"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acp_client.cli", "run", *args, "--", *V2],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while b'"running"' not in (record.read_bytes() if record.exists() else b""):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()
+    assert b"cancelling the turn" in err and b"Traceback" not in err
+    session = json.loads(out)["sessions"][0]
+    assert session["completedTurns"] == ["cancelled"]  # and the second prompt was not sent
+    sent = [json.loads(line) for line in record.read_bytes().splitlines()]
+    methods = [r["message"].get("method") for r in sent if r["direction"] == "outgoing"]
+    assert methods.count("session/cancel") == 1 and methods.count("session/prompt") == 1
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_outside_a_turn_stops_the_run_and_the_agent(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    pid_file = tmp_path / "agent.pid"
+    script = (
+        f"import os, signal, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "acp_client.cli",
+            "run",
+            "--prompt",
+            "hi",
+            "--",
+            sys.executable,
+            "-c",
+            script,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)  # no turn yet (initialize unanswered): stop
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err.decode()
+    assert b"stopped (Ctrl-C)" in err and b"Traceback" not in err
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_sigterm_stops_the_run_and_the_agent(tmp_path: Path) -> None:
     import os
     import signal

@@ -7,10 +7,18 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from typing import Any
 
-from . import EXIT_AGENT_FAILED, EXIT_OK, EXIT_STOPPED, EXIT_TERMINATED, dump_json
+from . import (
+    EXIT_AGENT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_STOPPED,
+    EXIT_TERMINATED,
+    dump_json,
+)
 
 __all__ = ["run_command"]
 
@@ -47,30 +55,47 @@ def run_command(args: argparse.Namespace) -> int:
     return trio.run(_run, args, prompts)
 
 
-@contextlib.asynccontextmanager
-async def _stopped_by_sigterm() -> AsyncIterator[list[bool]]:
-    """Turn SIGTERM into a cancellation of the body, so the agent is stopped and reaped.
+class _Stop:
+    """What the signals asked for: a turn cancelled (first Ctrl-C), or the run stopped."""
 
-    Yields a list that holds ``True`` once the signal came.
+    def __init__(self) -> None:
+        self.signal: int | None = None  # the signal that stopped the run
+        self.cancel_turn: Callable[[], Awaitable[None]] | None = None  # during a turn
+        self.cancelling = False  # a first Ctrl-C sent session/cancel
+
+
+@contextlib.asynccontextmanager
+async def _signals() -> AsyncIterator[_Stop]:
+    """Ctrl-C during a turn sends ``session/cancel``; a second one, or SIGTERM, stops the run.
+
+    Stopping cancels the body, so the agent is stopped and reaped on the way out.
     """
     import trio
 
     from acp_client.transport import _unwrapped
 
-    stopped: list[bool] = []
-    with trio.open_signal_receiver(signal.SIGTERM) as signals:
+    stop = _Stop()
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with _unwrapped(), trio.open_nursery() as nursery:
 
             async def watch() -> None:
-                async for _ in signals:
-                    stopped.append(True)
+                async for signum in signals:
+                    cancel = stop.cancel_turn
+                    if signum == signal.SIGINT and cancel is not None and not stop.cancelling:
+                        stop.cancelling = True
+                        sys.stderr.write(
+                            "acp-client run: cancelling the turn (Ctrl-C again to stop)\n"
+                        )
+                        nursery.start_soon(cancel)
+                        continue
+                    stop.signal = signum
                     body.cancel()
                     return
 
             nursery.start_soon(watch)
             try:
                 with trio.CancelScope() as body:
-                    yield stopped
+                    yield stop
             finally:
                 nursery.cancel_scope.cancel()
 
@@ -115,10 +140,10 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         snapshot = agent_ref[0].connection.snapshot()
         return snapshot_renderable(snapshot, last_entries=30)
 
-    stopped: list[bool] = []
+    stop = _Stop()
     try:
         async with (
-            _stopped_by_sigterm() as stopped,
+            _signals() as stop,
             open_agent(
                 args.agent,
                 cwd=cwd,
@@ -130,6 +155,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
             agent_ref.append(agent)
             await agent.initialize()
             session_id = await agent.new_session(cwd)
+            stop.cancel_turn = partial(agent.cancel, session_id)
             reason: str | None = None
             if live_view:
                 with Live(view(), console=console, auto_refresh=False) as live:
@@ -144,13 +170,19 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                             nursery.start_soon(refresh)
                             for text in prompts:
                                 reason = await _turn(agent, session_id, text, args.timeout)
+                                if stop.cancelling:
+                                    break  # the user cancelled: no further prompts
                             nursery.cancel_scope.cancel()
                     finally:
                         live.update(view(), refresh=True)  # the last state, also on failure
             else:
                 for text in prompts:
                     reason = await _turn(agent, session_id, text, args.timeout)
+                    if stop.cancelling:
+                        break  # the user cancelled: no further prompts
             status = EXIT_OK if reason == "end_turn" else EXIT_STOPPED
+            if stop.cancelling:
+                status = EXIT_INTERRUPTED
     except RecordingError as exc:
         sys.stderr.write(f"acp-client run: {sanitize_text(str(exc))}\n")
         status = EXIT_AGENT_FAILED
@@ -170,11 +202,12 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     except OSError as exc:
         sys.stderr.write(f"acp-client run: cannot start the agent: {exc}\n")
         return EXIT_AGENT_FAILED
-    if stopped:
-        sys.stderr.write("acp-client run: stopped (SIGTERM)\n")
-        status = EXIT_TERMINATED
+    if stop.signal is not None:
+        name = "SIGTERM" if stop.signal == signal.SIGTERM else "Ctrl-C"
+        sys.stderr.write(f"acp-client run: stopped ({name})\n")
+        status = EXIT_TERMINATED if stop.signal == signal.SIGTERM else EXIT_INTERRUPTED
     if not agent_ref:
-        return status if stopped else EXIT_AGENT_FAILED
+        return status if stop.signal is not None else EXIT_AGENT_FAILED
     snapshot = agent_ref[0].connection.snapshot()
     if args.json:
         sys.stdout.write(dump_json(snapshot, indent=2) + "\n")
