@@ -324,3 +324,32 @@ def test_follow_shows_what_the_end_of_the_log_completed(tmp_path: Path) -> None:
     status, out, err = _follow(log)
     assert status == 0, err.decode()
     assert b"end_turn" in out
+
+
+def test_a_folder_of_one_log_prints_a_json_line_with_its_file_name(tmp_path: Path) -> None:
+    # README: "a folder: one JSON line per log, with "file"" (also when it holds one)
+    (tmp_path / "one.jsonl").write_bytes((LOGS / "sample.jsonrpc.jsonl").read_bytes())
+    out = run_cli("replay", "--json", str(tmp_path))
+    assert out.returncode == 0, out.stderr.decode()
+    (line,) = out.stdout.decode().splitlines()
+    assert Path(json.loads(line)["file"]).name == "one.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("args", "status"),
+    [
+        (["replay", "--json", "/nonexistent/log.jsonl"], 3),
+        (["replay", "--stats", "--json"], 0),
+        (["replay", "--json"], 0),
+    ],
+)
+def test_replay_json_needs_no_rich(args: list[str], status: int) -> None:
+    # The library extra alone: `replay --json` (errors and --stats included) works.
+    code = (
+        "import sys; sys.modules['rich'] = None; sys.modules['pyte'] = None\n"
+        "from acp_client.cli import main\n"
+        f"sys.exit(main({args!r}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False)
+    assert out.returncode == status, out.stderr.decode()
+    assert b"extra" not in out.stderr

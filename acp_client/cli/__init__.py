@@ -46,9 +46,10 @@ _RUN_EPILOG = """\
 exit status:
   0    the last turn ended with stop reason end_turn
   4    it ended with another stop reason (cancelled, refusal, max_tokens, ...)
-  5    the agent failed, exited or hung
+  5    the agent failed, exited or hung, or the recording could not be written
   2    wrong usage
-  130  interrupted
+  130  interrupted (a first Ctrl-C during a turn cancels it with session/cancel)
+  143  stopped by SIGTERM
 """
 
 
@@ -229,11 +230,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ModuleNotFoundError as exc:
         if exc.name not in ("rich", "pyte", "trio"):
             raise
-        extra = "run" if exc.name == "trio" else "cli"
+        extra = "run" if exc.name == "trio" or args.command == "run" else "cli"
         sys.stderr.write(
             f"acp-client: this needs the '{extra}' extra ({exc.name} is not installed):"
             f" pip install 'acp-client[{extra}]'"
-            + ("; --json works without it\n" if extra == "cli" else "\n")
+            + ("; replay --json works without it\n" if extra == "cli" else "\n")
         )
         return EXIT_USAGE
     except KeyboardInterrupt:

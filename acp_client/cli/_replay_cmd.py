@@ -202,9 +202,10 @@ def replay_command(args: argparse.Namespace) -> int:
 
 def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode: str) -> int:
     worst = EXIT_OK
-    many = len(results) > 1
+    # a folder gives one JSON line per log, with "file", however many logs it holds
+    many = len(results) > 1 or any(os.path.isdir(name) for name in args.logs or ())
     console = None
-    if mode != "json" or any(isinstance(p, str) for _, _, p in results):
+    if mode == "render" or (mode == "stats" and not args.json):  # rich only to render
         from rich.console import Console
 
         console = Console(markup=False, highlight=False, emoji=False)
