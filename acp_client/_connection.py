@@ -1134,14 +1134,16 @@ class Connection:
             raise LocalProtocolError(f"{method}: send initialize before any other request (C1)")
         rid = self._new_id()
         message = s.Request(id=rid, method=method, params=params)
+        data = self._write(message)  # what cannot be encoded is not recorded as sent
         self._record(message)
-        return SentRequest(rid, self._write(message))
+        return SentRequest(rid, data)
 
     def send_notification(self, method: str, params: Any = UNSET) -> bytes:
         """Build, record and encode a notification."""
         message = s.Notification(method=method, params=params)
+        data = self._write(message)
         self._record(message)
-        return self._write(message)
+        return data
 
     def send_initialize(
         self,
@@ -1212,11 +1214,16 @@ class Connection:
         """``session/prompt`` with text or content blocks; the returned id tracks it.
 
         Raises:
-            LocalProtocolError: the prompt is empty (the protocol forbids it), or holds a
+            TypeError: ``prompt`` is bytes.
+            LocalProtocolError: the prompt is empty (no block, or ``""``), or holds a
                 block the agent's prompt capabilities do not allow (C5); live, before a
                 successful ``initialize`` or for a session not set up here (by a
                 ``session/new`` answer or a ``session/resume``) or closed (C1).
         """
+        if isinstance(prompt, bytes | bytearray | memoryview):
+            raise TypeError("a prompt is text (str) or a sequence of content blocks, not bytes")
+        if isinstance(prompt, str) and not prompt:
+            raise LocalProtocolError("a prompt needs some text: the empty string is no prompt")
         blocks: list[s.ContentBlock] = (
             [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
         )
@@ -1272,6 +1279,8 @@ class Connection:
         """C6: absolute paths only; additional directories only if advertised."""
         extra = [] if additional is None else list(additional)
         for path in (cwd, *extra):
+            if not isinstance(path, str):
+                raise TypeError(f"a directory is a str path, not {type(path).__name__}")
             if relative_path(path):
                 raise LocalProtocolError(f"{path!r} is not an absolute path (C6)")
         if extra and self.agent_capabilities is not None:

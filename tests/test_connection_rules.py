@@ -2143,3 +2143,19 @@ def test_c21_an_option_of_an_unknown_type_can_still_be_set() -> None:
     custom = {"type": "_slider", "configId": "temp", "name": "T", "currentValue": "0.5"}
     live.upd(opts(custom))
     live.conn.send_set_config_option(SID, "temp", "0.7")
+
+
+def test_misused_sends_are_refused_and_leave_no_pending_request() -> None:
+    conn = _initialized({})
+    with pytest.raises(LocalProtocolError, match="empty string"):
+        conn.send_prompt(SID, "")
+    with pytest.raises(TypeError, match="bytes"):
+        conn.send_prompt(SID, b"hi")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="str path"):
+        conn.send_new_session(123)  # type: ignore[arg-type]
+    # a request whose params cannot be encoded is not recorded as sent
+    pending = dict(conn._pending_out)
+    with pytest.raises(TypeError):
+        conn.send_set_config_option(SID, "mode", object())  # type: ignore[arg-type]
+    assert conn._pending_out == pending
+    assert conn.diagnostics == []
