@@ -73,7 +73,16 @@ class AgentError(ACPError):
 
 
 class AgentExited(AgentError):
-    """The agent closed its stdout (exited or crashed) while something waited for it."""
+    """The agent closed its stdout (exited or crashed) while something waited for it.
+
+    Attributes:
+        status: the process's exit status when it was known (a negative number is the
+            signal that ended it), else ``None``.
+    """
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class RequestTimeout(AgentError):
@@ -289,10 +298,12 @@ class AgentConnection:
         self._initialize_id: int | str | None = None
         self._initialize_params: dict[str, Any] | None = None
         self._closed = trio.Event()
+        self._exited = trio.Event()  # set by the process watcher of open_agent
+        self._process_watched = False
         self._nursery: trio.Nursery | None = None
         self.exit_error: AgentError | None = None
         self.exit_status: int | None = None
-        """The agent process's exit status, when its exit (not end of output) ended it."""
+        """The agent process's exit status once it exited (``None`` before, or with no process)."""
 
     # ------------------------------------------------------------------ running
 
@@ -337,11 +348,17 @@ class AgentConnection:
                 await self._incoming(line)
         finally:
             self.connection.connection_lost()
+            if self._process_watched and not self._exited.is_set():
+                # Output ends as the process exits: wait a moment to name its status.
+                with trio.CancelScope(shield=True) as scope:
+                    scope.deadline = trio.current_time() + 0.5
+                    await self._exited.wait()
             status = self.exit_status
             self.exit_error = AgentExited(
                 "the agent closed its output"
                 if status is None
-                else f"the agent exited with status {status}"
+                else f"the agent exited with status {status}",
+                status,
             )
             self._closed.set()
             for event in self._waiting.values():
@@ -481,7 +498,7 @@ class AgentConnection:
     def _gone(self, when: str) -> AgentExited:
         """The agent is gone: say how (exit status, when known) and what it interrupted."""
         reason = str(self.exit_error) if self.exit_error is not None else "the agent is gone"
-        return AgentExited(f"{reason} {when}")
+        return AgentExited(f"{reason} {when}", self.exit_status)
 
     async def _wait_change(self, session_id: str, when: str) -> None:
         if self._closed.is_set():
@@ -730,11 +747,13 @@ async def _watch_exit(process: trio.Process, agent: AgentConnection, grace: floa
     A child the agent started may still hold its stdout (or stderr) open; without this the
     connection would wait for output that never comes instead of reporting the exit.
     """
+    agent._process_watched = True
     await process.wait()
+    agent.exit_status = process.returncode
+    agent._exited.set()
     with trio.move_on_after(grace):
         await agent._closed.wait()
     if not agent.closed:
-        agent.exit_status = process.returncode
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 await stream.aclose()

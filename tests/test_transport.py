@@ -713,3 +713,28 @@ def test_stderr_lines_keep_the_last_ones_and_the_recording_all() -> None:
     assert lines == [str(i) for i in range(2500 - len(lines), 2500)]
     recorded = [r for r in map(json.loads, record.getvalue().splitlines()) if "text" in r]
     assert [r["text"] for r in recorded] == [str(i) for i in range(2500)]
+
+
+def test_agent_exited_names_the_exit_status_of_an_agent_that_crashes_mid_turn() -> None:
+    import sys
+
+    # Answers initialize, then exits with status 3 when the next request comes.
+    script = (
+        "import json, sys\n"
+        "msg = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'result': {"
+        "'protocolVersion': 2, 'capabilities': {}, 'info': {'name': 'a', 'version': '1'}}}),"
+        " flush=True)\n"
+        "sys.stdin.readline(); sys.exit(3)"
+    )
+
+    async def main() -> AgentExited:
+        async with open_agent([sys.executable, "-c", script]) as agent:
+            await agent.initialize()
+            with trio.fail_after(10), pytest.raises(AgentExited) as info:
+                await agent.new_session("/work")
+            return info.value
+
+    error = trio.run(main)
+    assert error.status == 3
+    assert str(error) == "the agent exited with status 3 before answering session/new"
