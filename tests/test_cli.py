@@ -227,8 +227,11 @@ def test_v1_log_replays_into_v2_state(tmp_path: Path) -> None:
     assert session["prompts"][0]["status"] == "accepted"
 
 
-def _follow(log: Path, *options: str, meanwhile: Any = None) -> tuple[int, bytes, bytes]:
-    """Run ``replay --follow`` on ``log``, do ``meanwhile()`` while it runs, then Ctrl-C it."""
+def _follow(
+    log: Path, *options: str, meanwhile: Any = None, stop: int | None = None
+) -> tuple[int, bytes, bytes]:
+    """Run ``replay --follow`` on ``log``, do ``meanwhile()`` while it runs, then Ctrl-C it
+    (or send ``stop``)."""
     import signal
     import time
 
@@ -242,7 +245,7 @@ def _follow(log: Path, *options: str, meanwhile: Any = None) -> tuple[int, bytes
         if meanwhile is not None:
             meanwhile()
             time.sleep(1.5)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGINT if stop is None else stop)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -268,6 +271,17 @@ def test_follow_applies_lines_appended_while_running(tmp_path: Path) -> None:
         {"type": "text", "text": "two"},
     ]
     assert session["completedTurns"] == ["end_turn"]
+
+
+def test_follow_ends_on_sigterm_like_on_ctrl_c(tmp_path: Path) -> None:
+    import signal
+
+    log = tmp_path / "log.jsonl"
+    lines = FakeAgent("s").state("running").agent_chunk("m", "one").log_lines("jsonrpc")
+    log.write_text("".join(line + "\n" for line in lines))
+    status, out, err = _follow(log, "--json", stop=signal.SIGTERM)
+    assert status == 0, err.decode()
+    assert json.loads(out)["sessions"][0]["timeline"][0]["messageId"] == "m"
 
 
 def test_stats_with_jobs_reports_stats_per_log(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 from typing import Any
@@ -18,13 +19,27 @@ _POLL_SECONDS = 0.25
 _BLOCK = 1 << 16
 
 
+class _Terminated(Exception):
+    """SIGTERM arrived: stop following, as Ctrl-C does."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
 def follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int:
-    """Replay ``path`` and keep applying what is appended to it until Ctrl-C."""
-    from rich.console import Console
-    from rich.live import Live
+    """Replay ``path`` and keep applying what is appended to it until Ctrl-C or SIGTERM.
 
-    from ._render import snapshot_renderable
+    Either ends the run normally: the final state is printed and the status is 0.
+    """
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _follow(path, args, options)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
+
+def _follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int:
     reader = LogReader(
         format=options["format"],
         strict=options["strict"],
@@ -33,7 +48,11 @@ def follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int:
         sides=options["sides"],
     )
     replayer = Replayer(protocol=options["protocol"], terminal_limit=options["terminal_limit"])
-    console = Console(markup=False, highlight=False, emoji=False)
+    console: Any = None
+    if not args.json:  # rich only to render
+        from rich.console import Console
+
+        console = Console(markup=False, highlight=False, emoji=False)
     try:
         handle = open(path, "rb")  # noqa: SIM115 - kept open while following
     except OSError as exc:
@@ -41,6 +60,8 @@ def follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int:
         return EXIT_UNREADABLE
 
     def view() -> Any:
+        from ._render import snapshot_renderable
+
         return snapshot_renderable(
             replayer.snapshot(),
             show_thoughts=not args.no_thoughts,
@@ -65,9 +86,11 @@ def follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int:
             if args.json:  # stdout carries only the final snapshot
                 pump(lambda: None)
             else:
+                from rich.live import Live
+
                 with Live(view(), console=console, auto_refresh=False) as live:
                     pump(lambda: live.update(view(), refresh=True))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, _Terminated):
         pass
     for item in reader.close():
         _apply(replayer, item)
