@@ -367,3 +367,17 @@ def test_replay_json_needs_no_rich(args: list[str], status: int) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False)
     assert out.returncode == status, out.stderr.decode()
     assert b"extra" not in out.stderr
+
+
+def test_a_folder_skips_hidden_files_and_folders(tmp_path: Path) -> None:
+    sample = (LOGS / "sample.jsonrpc.jsonl").read_bytes()
+    (tmp_path / "a.jsonl").write_bytes(sample)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.jsonl").write_bytes(sample)
+    for hidden in (tmp_path / ".cache" / "state", tmp_path / ".hidden.jsonl"):
+        hidden.parent.mkdir(exist_ok=True)
+        hidden.write_bytes(b"not a log")
+    out = run_cli("replay", "--json", str(tmp_path))
+    assert out.returncode == 0, out.stderr.decode()
+    names = [Path(json.loads(line)["file"]).name for line in out.stdout.splitlines()]
+    assert names == ["a.jsonl", "b.jsonl"]

@@ -31,10 +31,12 @@ def _expand(logs: list[str]) -> list[str]:
     for item in logs:
         path = Path(item)
         if item != "-" and path.is_dir():
+            # every file below the folder, but hidden files and folders (.git, .cache ...)
             out.extend(
                 str(p)
                 for p in sorted(path.rglob("*"))
-                if p.is_file() and not any(part.startswith(".") for part in p.parts[-1:])
+                if p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
         else:
             out.append(item)
