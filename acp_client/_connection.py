@@ -184,8 +184,9 @@ class Connection:
         extension_methods: agent request methods the embedder answers itself (with
             :meth:`answer_request` or :meth:`answer_error`). In live mode every other
             request the connection does not handle is answered -32601 at once (1.3, 2.4);
-            ``session/request_permission`` and ``elicitation/create`` always wait for the
-            embedder.
+            ``session/request_permission`` always waits for the embedder, and so does
+            ``elicitation/create`` when ``initialize`` advertised elicitation (else it is
+            answered -32601 too).
 
     Example:
         >>> from acp_client import Connection

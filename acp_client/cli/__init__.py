@@ -102,8 +102,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip format detection",
     )
     replay.add_argument("--jobs", type=int, default=1, metavar="N", help="replay N logs at once")
-    replay.add_argument("--perspective", choices=["client", "agent"])
-    replay.add_argument("--direction", choices=["incoming", "outgoing"])
+    replay.add_argument(
+        "--perspective",
+        choices=["client", "agent"],
+        help="acp-client / python-sdk logs: the side that recorded them (default: detected)",
+    )
+    replay.add_argument(
+        "--direction",
+        choices=["incoming", "outgoing"],
+        help="jsonrpc logs: take every message as sent in this direction (no inference)",
+    )
     replay.add_argument(
         "--side",
         action="append",
