@@ -2159,3 +2159,46 @@ def test_misused_sends_are_refused_and_leave_no_pending_request() -> None:
         conn.send_set_config_option(SID, "mode", object())  # type: ignore[arg-type]
     assert conn._pending_out == pending
     assert conn.diagnostics == []
+
+
+# ------------------------------------------- rules that mutation testing found unpinned
+
+
+def _sent_prompt(log: Log, rid: int = 1) -> None:
+    log.client(prompt_request(rid, SID, "hi"))
+
+
+def test_r49_a_prompts_turn_is_found_from_where_its_message_was_first_seen() -> None:
+    # 2.3 / 10.4: the response may come after the work ended (A28); a later patch of the
+    # user message does not move it into the next turn.
+    log = Log()
+    _sent_prompt(log)
+    log.upd(state("running"), msg("user", "u1", content=[text("hi")]), idle("end_turn"))
+    log.upd(msg("user", "u1", _meta={"x": 1}))
+    log.agent(response(1, {"messageId": "u1"}))
+    assert log.conn.prompt_finished(1)
+
+
+def test_11_6_a_cancel_confirmed_after_the_final_status_leaves_no_cancelling_mark() -> None:
+    # 11.6: "cancelling..." shows until the confirming update or a failure (R59)
+    log = Log()
+    log.upd(tool("c1", status="in_progress", capabilities={"cancel": {}}))
+    log.client(request(1, "tool_call/cancel", {"sessionId": SID, "toolCallId": "c1"}))
+    log.upd(tool("c1", status="completed"))
+    log.agent(response(1, {}))
+    assert not log.sess().tool_calls["c1"].cancel_pending
+
+
+def test_r45_a_failed_replay_marks_the_prompts_it_lost_not_retained() -> None:
+    # 12.3 step 5 / R45: on an error the previous generation goes to `unretained`; a
+    # submission linked to a message that went there is `not_retained` (step 4).
+    log = Log()
+    _sent_prompt(log)
+    log.upd(msg("user", "u1", content=[text("hi")]))
+    log.agent(response(1, {"messageId": "u1"}))
+    resume = {"sessionId": SID, "cwd": "/w", "mcpServers": [], "replayFrom": {"type": "start"}}
+    log.client(request(2, "session/resume", resume))
+    log.upd(idle(None))
+    log.agent(error(2, -32603, "boom"))
+    assert [e["messageId"] for e in log.session()["unretained"]] == ["u1"]
+    assert log.conn.prompt(1).not_retained

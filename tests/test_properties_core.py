@@ -12,6 +12,7 @@ import base64
 import contextlib
 import copy
 import itertools
+import json
 import os
 from typing import Any
 
@@ -1131,3 +1132,49 @@ def test_full_replay_after_a_live_session_leaves_the_timeline_unchanged(
     assert after["plans"] == before["plans"]
     assert after["completedTurns"] == before["completedTurns"]
     assert after.get("state") == before.get("state")
+
+
+def test_a_loaded_snapshot_keeps_the_truncation_count() -> None:
+    # SNAPSHOT.md: "a snapshot read back restores the same state" (truncatedBytes)
+    import base64
+
+    from acp_client import Decoder, Session, load_session
+
+    session = Session("s", terminal_limit=10)
+    data = base64.b64encode(b"x" * 5000).decode()
+    line = {
+        "sessionId": "s",
+        "update": {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": data},
+    }
+    raw = json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": line})
+    session.apply(Decoder().decode(raw.encode()).params.update)
+    snap = session.snapshot()
+    assert snap["terminals"][0]["truncatedBytes"] == 4990
+    loaded = load_session(snap, terminal_limit=10)
+    assert loaded.terminals["t"].truncated_bytes == 4990
+    assert loaded.snapshot() == snap
+
+
+def test_a_loaded_snapshot_still_waits_for_an_accepted_prompts_echo() -> None:
+    # 10.4 response first: the first update for the id links the submission (placed),
+    # also when the state was saved and loaded in between.
+    from acp_client import Connection, Decoder, PromptEchoed, load_session
+
+    conn = Connection(live=False)
+    request = {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}
+    conn.receive_message(
+        {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": request}, "outgoing"
+    )
+    conn.receive_message({"jsonrpc": "2.0", "id": 1, "result": {"messageId": "u1"}})
+    loaded = load_session(conn.session("s").snapshot())
+    echo = {
+        "sessionUpdate": "user_message",
+        "messageId": "u1",
+        "content": [{"type": "text", "text": "hi"}],
+    }
+    raw = json.dumps(
+        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": echo}}
+    )
+    loaded.apply(Decoder().decode(raw.encode()).params.update)
+    assert loaded.snapshot()["prompts"][0]["echoed"] is True
+    assert [type(e) for e in loaded.side_events] == [PromptEchoed]

@@ -1635,3 +1635,52 @@ def test_a11_cancelled_work_ending_with_error_is_diagnosed() -> None:
     live.upd(idle("error", error={"code": -32603, "message": "boom"}))
     assert "cancel-ended-with-error" in live.codes()
     assert live.session()["completedTurns"] == ["error"]
+
+
+# ------------------------------------------- rules that mutation testing found unpinned
+
+
+def test_4_3_chunk_meta_is_kept_when_chunks_arrive_in_one_read() -> None:
+    # "an item is a ContentBlock plus the chunk _meta it arrived with": the batched path of
+    # a read holding several chunks keeps it as one-at-a-time application does.
+    lines = [
+        update(chunk("agent", "m", "a")),
+        update({**chunk("agent", "m", "b"), "_meta": {"k": 1}}),
+        update({**chunk("agent", "m", "c"), "_meta": {"k": 2}}),
+    ]
+    batched = Connection(live=False)
+    batched.receive_data(b"".join(json.dumps(x).encode() + b"\n" for x in lines))
+    single = Connection(live=False)
+    for x in lines:
+        single.receive_data(json.dumps(x).encode() + b"\n")
+    for conn in (batched, single):
+        message = conn.session(SID).message("agent", "m")
+        assert message.chunk_meta == {1: {"k": 1}, 2: {"k": 2}}
+
+
+def test_8_5_an_output_snapshot_clears_the_truncation_count() -> None:
+    # 8.5: "a later snapshot clears the flag" (SNAPSHOT.md truncatedBytes)
+    session = Session("s", terminal_limit=10)
+    apply(session, term_chunk("t", b"x" * 5000))
+    assert session.terminals["t"].truncated_bytes == 4990
+    apply(session, term("t", output={"data": b64(b"hi")}))
+    assert session.terminals["t"].truncated_bytes == 0
+    assert session.snapshot()["terminals"][0]["truncatedBytes"] == 0
+
+
+def test_r32_meta_emptied_of_keys_means_no_metadata() -> None:
+    # R32: "an object emptied of keys means no metadata" (absent in the snapshot)
+    session = Session("s")
+    apply(session, {"sessionUpdate": "session_info_update", "_meta": {"a": 1}})
+    apply(session, {"sessionUpdate": "session_info_update", "_meta": {"a": None}})
+    assert session.snapshot()["sessionInfo"] == {}
+    apply(session, tool("c", _meta={"a": 1}))
+    apply(session, tool("c", _meta={"a": None}))
+    assert session.tool_calls["c"].meta is None
+    assert "_meta" not in session.snapshot()["timeline"][0]
+
+
+def test_r60_an_error_idle_with_a_null_error_object_drops_the_key() -> None:
+    session = Session("s")
+    apply(session, idle("error", error=None))
+    assert session.snapshot()["state"] == {"state": "idle", "stopReason": "error"}
