@@ -151,29 +151,26 @@ def test_ctrl_c_during_a_turn_cancels_it_with_session_cancel(tmp_path: Path) -> 
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_ctrl_c_outside_a_turn_stops_the_run_and_the_agent(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "status", "said"),
+    [("SIGINT", 130, b"stopped (Ctrl-C)"), ("SIGTERM", 143, b"stopped (SIGTERM)")],
+)
+def test_a_signal_outside_a_turn_stops_the_run_and_the_agent(
+    tmp_path: Path, signum: str, status: int, said: bytes
+) -> None:
     import os
     import signal
     import time
 
     pid_file = tmp_path / "agent.pid"
+    # An agent that never answers initialize and does not stop when its stdin closes.
     script = (
         f"import os, signal, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
         "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
     )
+    command = ["run", "--prompt", "hi", "--", sys.executable, "-c", script]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "acp_client.cli",
-            "run",
-            "--prompt",
-            "hi",
-            "--",
-            sys.executable,
-            "-c",
-            script,
-        ],
+        [sys.executable, "-m", "acp_client.cli", *command],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -182,56 +179,13 @@ def test_ctrl_c_outside_a_turn_stops_the_run_and_the_agent(tmp_path: Path) -> No
         assert time.monotonic() < deadline
         time.sleep(0.05)
     time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)  # no turn yet (initialize unanswered): stop
+    proc.send_signal(getattr(signal, signum))  # no turn yet: stop at once
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err.decode()
-    assert b"stopped (Ctrl-C)" in err and b"Traceback" not in err
+    assert proc.returncode == status, err.decode()
+    assert said in err and b"Traceback" not in err
     time.sleep(0.2)
-    with pytest.raises(ProcessLookupError):
+    with pytest.raises(ProcessLookupError):  # killed and reaped
         os.kill(int(pid_file.read_text()), 0)
-
-
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_sigterm_stops_the_run_and_the_agent(tmp_path: Path) -> None:
-    import os
-    import signal
-    import time
-
-    pid_file = tmp_path / "agent.pid"
-    # An agent that never answers and does not stop when its stdin closes.
-    script = (
-        f"import os, signal, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
-        "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
-    )
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "acp_client.cli",
-            "run",
-            "--prompt",
-            "hi",
-            "--",
-            sys.executable,
-            "-c",
-            script,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 30
-    while not pid_file.exists() or not pid_file.read_text():
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    time.sleep(0.2)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 143, err.decode()
-    assert b"SIGTERM" in err and b"Traceback" not in err
-    agent = int(pid_file.read_text())
-    time.sleep(0.2)
-    with pytest.raises(ProcessLookupError):
-        os.kill(agent, 0)
 
 
 def test_run_reads_the_prompt_from_stdin_with_a_v1_agent() -> None:
