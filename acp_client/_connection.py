@@ -366,7 +366,13 @@ class Connection:
     # -------------------------------------------------------------------- receive
 
     def receive_data(self, data: bytes) -> list[ev.Event]:
-        """Feed bytes read from the agent's stdout (split anywhere); return the events."""
+        """Feed bytes read from the agent's stdout (split anywhere); return the events.
+
+        Raises:
+            TypeError: ``data`` is text (``str``), not bytes.
+        """
+        if isinstance(data, str):  # type: ignore[unreachable]  # untyped callers
+            raise TypeError("receive_data takes the bytes read from the agent, not str")
         events: list[ev.Event] = []
         if self.line is not None:
             self._forget_lines()
@@ -1242,7 +1248,9 @@ class Connection:
         if self.protocol_version is None:
             raise LocalProtocolError("session/prompt before initialize succeeded (C1)")
         session = self._sessions.get(session_id)
-        if session is None or not session.announced or session.closed:
+        if session is not None and session.closed:
+            raise LocalProtocolError(f"session {session_id!r} is closed (session/close)")
+        if session is None or not session.announced:
             raise LocalProtocolError(
                 f"session {session_id!r} is not set up: create it with session/new or resume"
                 " it before prompting (C1)"

@@ -369,7 +369,7 @@ def test_c1_prompt_only_after_initialization_and_session_setup() -> None:
     conn.send_prompt("old", "hi")  # a resumed session counts as set up from the request
     close_id, _ = conn.send_close(SID)
     conn.receive_data(line(response(close_id, {})))
-    with pytest.raises(LocalProtocolError, match="not set up"):
+    with pytest.raises(LocalProtocolError, match="is closed"):
         conn.send_prompt(SID, "hi")  # closed
 
 
@@ -2153,6 +2153,8 @@ def test_misused_sends_are_refused_and_leave_no_pending_request() -> None:
         conn.send_prompt(SID, b"hi")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="str path"):
         conn.send_new_session(123)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not str"):
+        conn.receive_data('{"jsonrpc":"2.0"}\n')  # type: ignore[arg-type]
     # a request whose params cannot be encoded is not recorded as sent
     pending = dict(conn._pending_out)
     with pytest.raises(TypeError):
