@@ -85,7 +85,14 @@ class Recorder:
         The extra key ``lineTooLong`` holds the line's full size (readers ignore keys they
         do not know, LOG-FORMATS 3.1); a replay reports the record as non-JSON output.
         """
-        text = head.decode("utf-8", errors="replace") + "…"
+        for end in range(len(head), max(len(head) - 4, -1), -1):
+            try:  # cut at a character boundary: the head may end inside one
+                text = head[:end].decode("utf-8") + "…"
+                break
+            except UnicodeDecodeError:
+                continue
+        else:
+            text = head.decode("utf-8", errors="replace") + "…"
         self._write(
             b'"incoming"',
             b',"raw":' + _ENC.encode(text) + b',"lineTooLong":' + _ENC.encode(size),

@@ -929,6 +929,8 @@ class Session:
                     "background-unknown-tool-call",
                     f"background lists tool call {item.tool_call_id!r} before announcing it (R53)",
                 )
+        if not any(terminal for terminal, _ in seen):
+            return  # no listed terminal: no tool call is listed with its own
         for item in background:
             if type(item) is not s.BackgroundToolCall:
                 continue

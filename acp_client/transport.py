@@ -334,6 +334,7 @@ class AgentConnection:
 
     async def _read_stdout(self) -> None:
         lines = LineBuffer(self._max_line)
+        ended = False
         try:
             while True:
                 try:
@@ -346,9 +347,10 @@ class AgentConnection:
                     await self._incoming(line)
             for line in lines.flush():
                 await self._incoming(line)
+            ended = True  # the output ended (not a cancellation of the reader)
         finally:
             self.connection.connection_lost()
-            if self._process_watched and not self._exited.is_set():
+            if ended and self._process_watched and not self._exited.is_set():
                 # Output ends as the process exits: wait a moment to name its status.
                 with trio.CancelScope(shield=True) as scope:
                     scope.deadline = trio.current_time() + 0.5
@@ -747,7 +749,6 @@ async def _watch_exit(process: trio.Process, agent: AgentConnection, grace: floa
     A child the agent started may still hold its stdout (or stderr) open; without this the
     connection would wait for output that never comes instead of reporting the exit.
     """
-    agent._process_watched = True
     await process.wait()
     agent.exit_status = process.returncode
     agent._exited.set()
@@ -771,14 +772,16 @@ async def open_agent(
     max_line: int = DEFAULT_MAX_LINE,
     terminal_limit: int | None = None,
     exit_timeout: float = 5.0,
+    own_session: bool = False,
 ) -> AsyncIterator[AgentConnection]:
     """Start an agent process and yield the :class:`AgentConnection` speaking to it.
 
     ``record`` names a file (or gives a binary file object) that receives every message in
-    both directions and every stderr line, in the ``acp-client`` format. On POSIX the agent
-    runs in a session of its own, so a Ctrl-C on the terminal reaches the client only (which
-    may cancel the turn with ``session/cancel``). On exit the agent's stdin is closed; a
-    process still running after ``exit_timeout`` seconds is killed with its process group.
+    both directions and every stderr line, in the ``acp-client`` format. With
+    ``own_session`` (POSIX) the agent runs in a session of its own, so a Ctrl-C on the
+    terminal reaches the client only (which may cancel the turn with ``session/cancel``). On
+    exit the agent's stdin is closed; a process still running after ``exit_timeout`` seconds
+    is killed (with its process group when it has its own session).
     """
     recorder = Recorder(record) if record is not None else None
     process = await trio.lowlevel.open_process(
@@ -788,9 +791,9 @@ async def open_agent(
         stderr=-1,
         cwd=cwd,
         env={**os.environ, **env} if env is not None else None,
-        # Its own session: the terminal's Ctrl-C reaches the client, which cancels the turn
-        # with session/cancel, not the agent; stopping kills the agent's process group.
-        start_new_session=os.name == "posix",
+        # With its own session the terminal's Ctrl-C reaches the client only (which can
+        # cancel the turn with session/cancel); stopping kills the agent's process group.
+        start_new_session=own_session and os.name == "posix",
     )
     assert process.stdin is not None and process.stdout is not None
     agent = AgentConnection(
@@ -803,6 +806,7 @@ async def open_agent(
         max_line=max_line,
         terminal_limit=terminal_limit,
     )
+    agent._process_watched = True  # _watch_exit reports the exit status
     try:
         async with _unwrapped(), trio.open_nursery() as nursery:
             await nursery.start(agent.run)
@@ -814,12 +818,12 @@ async def open_agent(
                 with trio.move_on_after(exit_timeout):
                     await process.wait()
                 if process.returncode is None:
-                    _kill(process)
+                    _kill(process, own_session and os.name == "posix")
                     await process.wait()
                 nursery.cancel_scope.cancel()
     finally:
         if process.returncode is None:
-            _kill(process)
+            _kill(process, own_session and os.name == "posix")
             # Reaped even when leaving by cancellation (a killed process exits at once).
             with trio.CancelScope(shield=True), trio.move_on_after(exit_timeout):
                 await process.wait()
@@ -827,9 +831,9 @@ async def open_agent(
             recorder.close()
 
 
-def _kill(process: trio.Process) -> None:
-    """Kill the agent and, on POSIX, the process group it leads (its own children)."""
-    if os.name == "posix":
+def _kill(process: trio.Process, group: bool) -> None:
+    """Kill the agent and, when it leads its own process group, its children with it."""
+    if group:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
     process.kill()

@@ -465,12 +465,26 @@ def test_ask_on_terminal_asks_on_a_real_terminal(typed: bytes, expected: str | N
     try:
         handler = ask_on_terminal(os.ttyname(follower))
         answer = trio.run(handler, PermissionState(1, "s", request, None))
-        shown = os.read(main, 4096)
+        shown = _drain(main)
     finally:
         os.close(main)
         os.close(follower)
     assert answer == expected
     assert b"2. Reject [reject_once]" in shown and b"\x1b[31m" not in shown
+
+
+def _drain(fd: int) -> bytes:
+    """All a pseudo-terminal has to show now (its echo and output may come in pieces)."""
+    import os
+    import select
+
+    shown = b""
+    while select.select([fd], [], [], 0.2)[0]:
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        shown += chunk
+    return shown
 
 
 def test_the_recorder_writes_compact_messages_and_stderr_without_its_terminator() -> None:
@@ -738,3 +752,10 @@ def test_agent_exited_names_the_exit_status_of_an_agent_that_crashes_mid_turn() 
     error = trio.run(main)
     assert error.status == 3
     assert str(error) == "the agent exited with status 3 before answering session/new"
+
+
+def test_a_dropped_lines_trace_is_cut_at_a_character_boundary() -> None:
+    out = io.BytesIO()
+    Recorder(out, clock=lambda: 0).too_long("é".encode() * 3 + b"\xc3", 9999)
+    record = json.loads(out.getvalue())
+    assert record["raw"] == "ééé…" and record["lineTooLong"] == 9999

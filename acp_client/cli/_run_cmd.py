@@ -100,13 +100,22 @@ async def _signals() -> AsyncIterator[_Stop]:
                 nursery.cancel_scope.cancel()
 
 
-async def _turn(agent: Any, session_id: str, text: str, timeout: float | None) -> str | None:
-    """Send one prompt and wait for the end of its turn (bounded by ``--timeout``)."""
+async def _turn(
+    agent: Any, session_id: str, text: str, timeout: float | None, stop: _Stop
+) -> str | None:
+    """Send one prompt and wait for the end of its turn (bounded by ``--timeout``).
+
+    Only meanwhile does a Ctrl-C cancel the turn (``session/cancel``) instead of stopping.
+    """
     import trio
 
-    with trio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
-        handle = await agent.prompt(session_id, text)
-        reason: str | None = await handle.wait_done()
+    stop.cancel_turn = partial(agent.cancel, session_id)
+    try:
+        with trio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
+            handle = await agent.prompt(session_id, text)
+            reason: str | None = await handle.wait_done()
+    finally:
+        stop.cancel_turn = None
     return reason
 
 
@@ -146,6 +155,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
             _signals() as stop,
             open_agent(
                 args.agent,
+                own_session=True,  # the terminal's Ctrl-C is ours: it cancels the turn
                 cwd=cwd,
                 record=args.record,
                 on_permission=policy,
@@ -155,7 +165,6 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
             agent_ref.append(agent)
             await agent.initialize()
             session_id = await agent.new_session(cwd)
-            stop.cancel_turn = partial(agent.cancel, session_id)
             reason: str | None = None
             if live_view:
                 with Live(view(), console=console, auto_refresh=False) as live:
@@ -169,7 +178,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
 
                             nursery.start_soon(refresh)
                             for text in prompts:
-                                reason = await _turn(agent, session_id, text, args.timeout)
+                                reason = await _turn(agent, session_id, text, args.timeout, stop)
                                 if stop.cancelling:
                                     break  # the user cancelled: no further prompts
                             nursery.cancel_scope.cancel()
@@ -177,7 +186,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                         live.update(view(), refresh=True)  # the last state, also on failure
             else:
                 for text in prompts:
-                    reason = await _turn(agent, session_id, text, args.timeout)
+                    reason = await _turn(agent, session_id, text, args.timeout, stop)
                     if stop.cancelling:
                         break  # the user cancelled: no further prompts
             status = EXIT_OK if reason == "end_turn" else EXIT_STOPPED
