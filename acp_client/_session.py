@@ -862,9 +862,9 @@ class Session:
                 self._check_unechoed()
             awaiting = len(self._timeline)
             repeated = previous == "idle" or (previous is None and self.created_by_new)
-            if repeated and self._resuming == 0:
+            if repeated and self._resuming == 0 and not replaying:
                 awaiting = self._awaiting_work()
-            if replaying:
+            if replaying:  # replayed history starts and ends no work (R51)
                 pass
             elif awaiting < len(self._timeline):
                 # A repeated idle (a new background list, say) neither starts nor ends work

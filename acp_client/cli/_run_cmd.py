@@ -100,22 +100,27 @@ async def _signals() -> AsyncIterator[_Stop]:
                 nursery.cancel_scope.cancel()
 
 
-async def _turn(
-    agent: Any, session_id: str, text: str, timeout: float | None, stop: _Stop
+async def _turns(
+    agent: Any, session_id: str, prompts: list[str], timeout: float | None, stop: _Stop
 ) -> str | None:
-    """Send one prompt and wait for the end of its turn (bounded by ``--timeout``).
+    """Send the prompts one turn at a time; return the last turn's stop reason.
 
-    Only meanwhile does a Ctrl-C cancel the turn (``session/cancel``) instead of stopping.
+    Each turn is bounded by ``--timeout``. Only during a turn does a Ctrl-C cancel it
+    (``session/cancel``) instead of stopping; after a cancelled turn no prompt is sent.
     """
     import trio
 
-    stop.cancel_turn = partial(agent.cancel, session_id)
-    try:
-        with trio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
-            handle = await agent.prompt(session_id, text)
-            reason: str | None = await handle.wait_done()
-    finally:
-        stop.cancel_turn = None
+    reason: str | None = None
+    for text in prompts:
+        stop.cancel_turn = partial(agent.cancel, session_id)
+        try:
+            with trio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
+                handle = await agent.prompt(session_id, text)
+                reason = await handle.wait_done()
+        finally:
+            stop.cancel_turn = None
+        if stop.cancelling:
+            break
     return reason
 
 
@@ -177,28 +182,19 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                                     await trio.sleep(0.2)
 
                             nursery.start_soon(refresh)
-                            for text in prompts:
-                                reason = await _turn(agent, session_id, text, args.timeout, stop)
-                                if stop.cancelling:
-                                    break  # the user cancelled: no further prompts
+                            reason = await _turns(agent, session_id, prompts, args.timeout, stop)
                             nursery.cancel_scope.cancel()
                     finally:
                         live.update(view(), refresh=True)  # the last state, also on failure
             else:
-                for text in prompts:
-                    reason = await _turn(agent, session_id, text, args.timeout, stop)
-                    if stop.cancelling:
-                        break  # the user cancelled: no further prompts
+                reason = await _turns(agent, session_id, prompts, args.timeout, stop)
             status = EXIT_OK if reason == "end_turn" else EXIT_STOPPED
             if stop.cancelling:
                 status = EXIT_INTERRUPTED
-    except RecordingError as exc:
-        sys.stderr.write(f"acp-client run: {sanitize_text(str(exc))}\n")
-        status = EXIT_AGENT_FAILED
     except trio.TooSlowError:
         sys.stderr.write(f"acp-client run: the turn did not end within {args.timeout} s\n")
         status = EXIT_AGENT_FAILED
-    except RequestFailed as exc:
+    except (RecordingError, RequestFailed) as exc:
         sys.stderr.write(f"acp-client run: {sanitize_text(str(exc))}\n")
         status = EXIT_AGENT_FAILED
     except AgentError as exc:
