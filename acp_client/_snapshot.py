@@ -312,4 +312,10 @@ def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> 
         scratch = Session(session.session_id)
         session._unretained = [_load_entry(scratch, item) for item in data["unretained"]]
     session._settle_turn_start()
+    if session.state is None:
+        # No state_update was ever applied: live, no idle has ended anything, so the
+        # current work spans the whole timeline (a refusal marks from its first user
+        # message, R14). Only a replay the agent ended without its state snapshot (a
+        # diagnostic, 12.3) differs, and a snapshot does not say whether one happened.
+        session._turn_start_index = 0
     return session

@@ -16,6 +16,7 @@ import json
 import os
 from typing import Any
 
+import pytest
 from helpers import (
     SID,
     apply,
@@ -918,6 +919,51 @@ def test_load_session_keeps_the_current_work_start() -> None:
     apply(loaded, refusal)
     assert snap_of(original)["timeline"][0]["excludedFromContext"] is True
     assert snap_of(loaded) == snap_of(original)
+
+
+RUNNING = {"sessionUpdate": "state_update", "state": "running"}
+REFUSAL = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "refusal"}
+END_TURN = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+
+
+def _cut_and_refuse(head: list[dict[str, Any]], tail: list[dict[str, Any]]) -> None:
+    """Apply ``head``, snapshot, load, apply ``tail`` to both: the same snapshot (R14)."""
+    original = Session(SID)
+    for u in head:
+        apply(original, u)
+    loaded = load_session(copy.deepcopy(snap_of(original)))
+    for u in tail:
+        apply(original, u)
+        apply(loaded, u)
+    assert snap_of(loaded) == snap_of(original)
+
+
+def test_load_session_without_a_state_keeps_the_whole_timeline_as_current_work() -> None:
+    # No state_update yet (a session/new session's first prompt, echoed before running):
+    # live, nothing has ended, so the refusal marks from the first user message.
+    _cut_and_refuse(
+        [chunk("agent", "a0", "hello"), chunk("user", "u1", "x")],
+        [RUNNING, chunk("agent", "a1", "y"), REFUSAL],
+    )
+
+
+# SNAPSHOT@1 has no position for the start of the current work, so load_session guesses it:
+# after everything when idle, the last user message during work. These two cuts defeat the
+# guess (a field in the snapshot format would fix them; the README says so at load_session).
+@pytest.mark.xfail(strict=True, reason="snapshot@1 does not record where the work started")
+def test_load_session_idle_between_an_echo_and_its_running() -> None:
+    _cut_and_refuse(
+        [chunk("user", "u0", "x"), RUNNING, END_TURN, chunk("user", "u1", "x")],
+        [RUNNING, chunk("agent", "a1", "y"), REFUSAL],
+    )
+
+
+@pytest.mark.xfail(strict=True, reason="snapshot@1 does not record where the work started")
+def test_load_session_during_work_the_agent_started_after_a_turn() -> None:
+    _cut_and_refuse(
+        [chunk("user", "u0", "x"), RUNNING, chunk("agent", "a0", "y"), END_TURN, RUNNING],
+        [chunk("agent", "a1", "z"), REFUSAL],
+    )
 
 
 continuations = conversations.map(

@@ -1167,6 +1167,22 @@ def test_r25_invalid_base64_chunk_is_dropped_with_diagnostic() -> None:
     assert "invalid-base64" in log.codes()
 
 
+def test_r25_an_invalid_first_chunk_creates_no_terminal() -> None:
+    # "the chunk is dropped": the whole update, so the terminal is first seen later (t2 first).
+    from acp_client.testing import ReferenceModel
+
+    bad = term_chunk("t1", "!!notbase64")
+    later = (term_chunk("t2", b"x"), term_chunk("t1", b"y"))
+    log = Log()
+    log.upd(bad, *later)
+    assert [t["terminalId"] for t in log.session()["terminals"]] == ["t2", "t1"]
+    model = ReferenceModel()
+    for u in (bad, *later):
+        model.feed("incoming", update(u))
+    terminals = model.snapshot()["sessions"][0]["terminals"]
+    assert [t["terminalId"] for t in terminals] == ["t2", "t1"]
+
+
 @pytest.mark.parametrize("data", ["YWJj=", "YWJj==", "YWJj====", "é"])
 def test_r25_excess_padding_or_non_ascii_is_invalid_base64(data: str) -> None:
     # RFC 4648: a whole quantum takes no padding; Python's strict mode alone accepts it.

@@ -1125,10 +1125,9 @@ class ReferenceModel:
         if not (_is_str(u.get("terminalId")) and _is_str(u.get("data"))):
             raise _Rejected
         s.ordinal += 1
-        term = self._terminal(s, u["terminalId"])
         data = _decode_b64(u["data"])  # spec 8.3: each chunk decoded on its own
-        if data is not None:  # R25: invalid base64 -> chunk dropped
-            term.output.extend(data)
+        if data is not None:  # R25: invalid base64 -> the whole chunk is dropped: it
+            self._terminal(s, u["terminalId"]).output.extend(data)  # creates nothing either
 
     # plans, commands, config, info, usage, notices (spec 9)
 
