@@ -860,18 +860,33 @@ class Session:
                     )
                 self._check_pending_permissions()
                 self._check_unechoed()
-            awaiting = len(self._timeline)
             repeated = previous == "idle" or (previous is None and self.created_by_new)
-            if repeated and self._resuming == 0 and not replaying:
-                awaiting = self._awaiting_work()
+            waiting = (
+                repeated
+                and self._resuming == 0
+                and (self._work_awaited or self._prompt_placed_since_work_end())
+            )
             if replaying:  # replayed history starts and ends no work (R51)
                 pass
-            elif awaiting < len(self._timeline):
+            elif waiting and stop_reason is None:
                 # A repeated idle (a new background list, say) neither starts nor ends work
-                # (6.3): the user messages placed since the last idle with nothing after
-                # them still wait for their work (R49), which a refusal marks from (R14).
-                self._turn_start_index = awaiting
+                # (6.3): a prompt placed or accepted since the last idle still waits for its
+                # work (R49), which a refusal marks from (R14) and a cancel aims at (R15).
+                pass
             else:
+                if waiting:
+                    # A stop reason while idle after a prompt was placed or accepted: its work
+                    # (a locally handled command, say) ended without ever being `running`.
+                    self._note(
+                        "idle-without-running",
+                        f"idle with stopReason {stop_reason!r} while idle ended the work of a"
+                        " prompt never reported `running` (prompt lifecycle: the Agent MUST"
+                        " report `running` when work starts); no turn is recorded (6.3)",
+                    )
+                    turns = len(self._completed)
+                    for prompt in self.prompts:  # their work ended all the same
+                        if prompt.status == "accepted" and prompt.turns_before == turns:
+                            prompt.ended_without_turn = stop_reason
                 # An idle ends what came before (a resume snapshot's too): the next work's
                 # prompt is placed after it (R14 marks from there), also when this idle
                 # completed no turn.
@@ -889,19 +904,14 @@ class Session:
             turn_completed=completed,
         )
 
-    def _awaiting_work(self) -> int:
-        """Where the user messages at the end of the timeline begin (since the turn start).
-
-        The length of the timeline when the last entry is not a user message.
-        """
+    def _prompt_placed_since_work_end(self) -> bool:
+        """Whether a user message was placed since the last idle that ended work."""
         timeline = self._timeline
-        index = len(timeline)
-        while index > self._turn_start_index:
-            entry = timeline[index - 1]
-            if type(entry) is not MessageState or entry.role != "user":
-                break
-            index -= 1
-        return index
+        for index in range(len(timeline) - 1, self._turn_start_index - 1, -1):
+            entry = timeline[index]
+            if type(entry) is MessageState and entry.role == "user":
+                return True
+        return False
 
     def _touch_background(self, background: list[Any]) -> None:
         seen: set[tuple[bool, str]] = set()

@@ -1178,6 +1178,63 @@ def test_r49_a_repeated_idle_before_running_keeps_the_accepted_prompts_work_awai
     assert live.codes() == []
 
 
+def test_r49_a_repeated_idle_before_the_echo_keeps_the_accepted_prompts_work_awaited() -> None:
+    # 6.3 with the response first and no echo yet: the background report's idle ends no
+    # work, so the cancel still aims at the accepted prompt's (R15, R18).
+    live = Live()
+    live.new_session()
+    live.upd(idle(background=[]))
+    rid = live.prompt("do it")
+    live.agent(response(rid, {"messageId": "u1"}))
+    live.upd(idle(None, background=[]))
+    live.cancel()
+    assert live.conn.session(SID).cancel_requested
+    live.upd(msg("user", "u1", content=[text("do it")]), state("running", background=[]))
+    live.upd(tool("c1", status="pending"))
+    live.agent(permission(200, subject={"type": "tool_call", "toolCall": {"toolCallId": "c1"}}))
+    assert live.answers(200)[0]["result"] == {"outcome": {"outcome": "cancelled"}}
+    assert live.codes() == []
+
+
+def test_r14_a_background_entry_and_a_repeated_idle_before_running_keep_the_prompt() -> None:
+    # Echo, response, an agent message while idle, a repeated idle, then the work: its
+    # refusal marks from the prompt, as without the repeated idle (6.3, R14).
+    live = Live()
+    live.new_session()
+    live.upd(idle())
+    rid = live.prompt("do it")
+    live.upd(msg("user", "u1", content=[text("do it")]))
+    live.agent(response(rid, {"messageId": "u1"}))
+    live.upd(msg("agent", "bg1", content=[text("meanwhile")]), idle(None))
+    live.upd(state("running"), msg("agent", "a1", content=[text("no")]), idle("refusal"))
+    flags = {e["messageId"]: e.get("excludedFromContext") for e in live.session()["timeline"]}
+    assert flags == {"u1": True, "bg1": True, "a1": True}
+    assert live.conn.prompt_stop_reason(rid) == "refusal"
+
+
+def test_a_prompt_whose_work_ended_without_running_finishes_without_a_turn() -> None:
+    # A locally handled command reported without `running`: its idle (a repeated one, 6.3)
+    # records no turn, but it ends the prompt's work (diagnostic), so the prompt is finished
+    # with that stop reason and the next prompt's refusal does not reach back to it (R14).
+    live = Live()
+    live.new_session()
+    live.upd(idle())
+    p1 = live.prompt("/clear")
+    live.agent(response(p1, {"messageId": "u1"}))
+    live.upd(msg("user", "u1", content=[text("/clear")]), idle("end_turn"))
+    assert live.conn.prompt_finished(p1)
+    assert live.conn.prompt_stop_reason(p1) == "end_turn"
+    assert live.codes() == ["idle-without-running"]
+    p2 = live.prompt("go")
+    live.agent(response(p2, {"messageId": "u2"}))
+    live.upd(msg("user", "u2", content=[text("go")]), state("running"), idle("refusal"))
+    assert live.conn.prompt_stop_reason(p1) == "end_turn"
+    assert live.conn.prompt_stop_reason(p2) == "refusal"
+    flags = {e["messageId"]: e.get("excludedFromContext") for e in live.session()["timeline"]}
+    assert flags == {"u1": None, "u2": True}
+    assert live.session()["completedTurns"] == ["refusal"]
+
+
 def test_r46_a_cancel_after_the_accepted_prompts_work_ended_is_a_cancel_while_idle() -> None:
     live = Live()
     live.new_session()

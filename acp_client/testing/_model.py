@@ -980,27 +980,25 @@ class ReferenceModel:
                 s.work_start = None
             elif state in ("running", "requires_action") and previous in (None, "idle"):
                 s.work_start = s.ordinal
-        waiting = self._waiting_prompts(s) if repeated else []
-        if state == "idle" and not s.replaying and waiting:
-            # a repeated idle: the user messages at the end, placed since the last idle, still
-            # wait for their work (R49); a refusal marks from the first of them (R14)
-            s.last_work_end = waiting[0] - 1
-        elif state == "idle" and not s.replaying:
-            s.last_work_end = s.ordinal  # an idle ends what came before (R14 marks after it)
-            s.work_awaited = False
-            s.idle_ordinal = s.ordinal
+        if state == "idle" and not s.replaying:
+            waiting = repeated and (s.work_awaited or self._prompt_placed(s))
+            if waiting and "stopReason" not in payload:
+                pass  # a repeated idle neither starts nor ends work (6.3); R49 keeps waiting
+            else:
+                # an idle ends what came before (R14 marks after it); a repeated one with a
+                # stop reason after a prompt placed while idle ended that prompt's work
+                s.last_work_end = s.ordinal
+                s.work_awaited = False
+                s.idle_ordinal = s.ordinal
         if state == "idle":
             s.cancel_requested = False
 
-    def _waiting_prompts(self, s: _Session) -> list[int]:
-        """First-seen ordinals of the user messages ending the timeline since the last idle."""
-        firsts: list[int] = []
-        for key in reversed(s.timeline):
-            entity = s.entities[key]
-            if key[:2] != ("message", "user") or entity.first_seen <= s.last_work_end:
-                break
-            firsts.insert(0, entity.first_seen)
-        return firsts
+    def _prompt_placed(self, s: _Session) -> bool:
+        """Whether a user message was first seen since the last idle that ended work."""
+        return any(
+            key[:2] == ("message", "user") and s.entities[key].first_seen > s.last_work_end
+            for key in s.timeline
+        )
 
     def _exclude_refused(self, s: _Session) -> None:
         # R14, as read here: from the first user message placed since the last idle (the
