@@ -218,6 +218,9 @@ class Connection:
         self.protocol_version: int | None = None
         self.agent_info: s.Implementation | None = None
         self.agent_capabilities: s.AgentCapabilities | None = None
+        # Set once this connection saw initialize answered: from then on, capabilities the
+        # agent omitted or sent unreadable are not supported (C3), so the checks apply.
+        self._capabilities_answered = False
         self.auth_methods: list[Any] = []
         self._sessions: dict[str, Session] = {}
         self._pending_out: dict[int | str, _Pending] = {}
@@ -846,6 +849,8 @@ class Connection:
                 " which is not a version the client offered (C2)",
                 "error",
             )
+        if error is None and isinstance(result, (s.InitializeResponse, dict)):
+            self._capabilities_answered = True
         if isinstance(result, s.InitializeResponse):
             self.protocol_version = result.protocol_version
             self.agent_info = result.info
@@ -1271,7 +1276,7 @@ class Connection:
 
     def _check_prompt_blocks(self, blocks: list[s.ContentBlock]) -> None:
         """C5: only content types the agent's prompt capabilities allow (once known)."""
-        if self.agent_capabilities is None:
+        if not self._capabilities_answered:
             return  # not initialized here: nothing to check against
         caps = self._prompt_capabilities()
         for block in blocks:
@@ -1300,7 +1305,7 @@ class Connection:
                 raise TypeError(f"a directory is a str path, not {type(path).__name__}")
             if relative_path(path):
                 raise LocalProtocolError(f"{path!r} is not an absolute path (C6)")
-        if extra and self.agent_capabilities is not None:
+        if extra and self._capabilities_answered:
             session = getattr(self.agent_capabilities, "session", None)
             if getattr(session, "additional_directories", None) in (None, UNSET):
                 raise LocalProtocolError(

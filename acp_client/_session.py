@@ -136,6 +136,7 @@ class Session:
         "_timeline",
         "_tool_calls",
         "_turn_start_index",
+        "_unechoed_reported",
         "_unknown",
         "_unretained",
         "_user",
@@ -235,6 +236,7 @@ class Session:
         self.prompts_by_message: dict[str, PromptState] = {}
         """The first accepted prompt answered with each user message id."""
         self._awaiting_echo: dict[str, list[PromptState]] = {}
+        self._unechoed_reported: set[PromptState] = set()  # reported once each (10.5)
         self.permissions: dict[int | str, PermissionState] = {}
         """The latest permission request with each id (answers find theirs here)."""
         self._permission_log: list[PermissionState] = []
@@ -1003,7 +1005,12 @@ class Session:
     def _check_unechoed(self) -> None:
         for message_id, prompts in self._awaiting_echo.items():
             for prompt in prompts:
-                if prompt.status == "accepted" and not prompt.echoed:
+                if (
+                    prompt.status == "accepted"
+                    and not prompt.echoed
+                    and prompt not in self._unechoed_reported
+                ):
+                    self._unechoed_reported.add(prompt)
                     self._note(
                         "prompt-not-echoed",
                         f"prompt {prompt.request_id!r} was accepted as {message_id!r} but no"

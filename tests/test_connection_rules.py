@@ -472,6 +472,31 @@ def test_c5_blocks_given_as_plain_data_are_checked_by_their_type() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"protocolVersion": 2, "capabilities": "bogus", "info": INFO},  # lenient-default
+        {"protocolVersion": 2, "capabilities": {}},  # no info: an invalid result
+        {"protocolVersion": 2, "info": INFO},  # capabilities omitted
+    ],
+)
+def test_c3_capabilities_unreadable_or_omitted_in_the_answer_advertise_nothing(
+    result: dict[str, Any],
+) -> None:
+    # C3: a capability the agent omitted is unsupported; an answer whose capabilities could
+    # not be read advertises none either, so C5 and C6 still apply.
+    conn = Connection()
+    rid, _ = conn.send_initialize()
+    conn.receive_message(response(rid, result), "incoming")
+    new = conn.send_new_session("/w")
+    conn.receive_message(response(new.request_id, {"sessionId": SID}), "incoming")
+    conn.send_prompt(SID, [TextContent(text="t")])
+    with pytest.raises(LocalProtocolError, match="image"):
+        conn.send_prompt(SID, [ImageContent(data="aGk=", mime_type="image/png")])
+    with pytest.raises(LocalProtocolError, match="additionalDirectories"):
+        conn.send_new_session("/w", additional_directories=["/q"])
+
+
 @pytest.mark.parametrize("path", ["relative/dir", "file:///w", ""])
 def test_c6_paths_must_be_absolute(path: str) -> None:
     conn = _initialized({"additionalDirectories": {}})
@@ -730,6 +755,8 @@ def test_r2_accepted_but_never_echoed_stays_accepted_with_diagnostic_at_work_end
     ]
     assert "prompt-not-echoed" in log.codes()
     assert log.timeline() == [message_entry("agent", "a", "x")]
+    log.upd(state("running"), idle("end_turn"), state("running"), idle("end_turn"))
+    assert log.codes().count("prompt-not-echoed") == 1  # "diagnostic once" (10.5)
 
 
 @pytest.mark.parametrize("result", [{}, {"messageId": None}, {"messageId": 5}])
