@@ -898,7 +898,10 @@ class Session:
                 self._idle_ordinal = self._ordinal
             self.cancel_requested = False  # 6.3: any idle, a replayed one too
         elif new in _ACTIVE and (previous is None or previous == "idle") and not snapshot_only:
-            self._work_start = self._ordinal
+            # The work starts here (6.3); that of a prompt accepted while idle began with its
+            # acceptance (R49): what changed since the last idle pertains to it, whichever
+            # side of this `running` a cancel falls on (R15).
+            self._work_start = self._idle_ordinal if self._work_awaited else self._ordinal
         return ev.StateChanged(
             session_id=self.session_id,
             state=new,

@@ -1223,6 +1223,25 @@ def test_r49_a_repeated_idle_before_the_echo_keeps_the_accepted_prompts_work_awa
     assert live.codes() == []
 
 
+@pytest.mark.parametrize("running_first", [False, True])
+def test_r15_a_tool_call_between_insertion_and_running_pertains_to_the_work(
+    running_first: bool,
+) -> None:
+    # R49/R15: the accepted prompt's work began with its acceptance; a tool call reported
+    # before `running` is marked whichever side of `running` the cancel falls on.
+    live = Live()
+    live.new_session()
+    live.upd(tool("old", status="in_progress"), state("running"), idle("end_turn"))
+    rid = live.prompt("do it")
+    live.agent(response(rid, {"messageId": "u1"}))
+    live.upd(msg("user", "u1", content=[text("do it")]), tool("c1", status="pending"))
+    if running_first:
+        live.upd(state("running"))
+    live.cancel()
+    statuses = {e.get("toolCallId"): e.get("status") for e in live.session()["timeline"]}
+    assert statuses == {"old": "in_progress", None: None, "c1": "cancelled"}
+
+
 def test_r14_a_background_entry_and_a_repeated_idle_before_running_keep_the_prompt() -> None:
     # Echo, response, an agent message while idle, a repeated idle, then the work: its
     # refusal marks from the prompt, as without the repeated idle (6.3, R14).

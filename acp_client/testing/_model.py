@@ -979,7 +979,7 @@ class ReferenceModel:
                     self._exclude_refused(s)
                 s.work_start = None
             elif state in ("running", "requires_action") and previous in (None, "idle"):
-                s.work_start = s.ordinal
+                s.work_start = s.idle_ordinal if s.work_awaited else s.ordinal  # R49, R15
         if state == "idle" and not s.replaying:
             waiting = repeated and (s.work_awaited or self._prompt_placed(s))
             if waiting and "stopReason" not in payload:
