@@ -35,10 +35,22 @@ class Replayer:
     Args:
         protocol: ``1`` or ``2`` to force the stream's version, ``None`` to detect it.
         terminal_limit: per-terminal byte retention limit.
+        strict: stop at the first error diagnostic of the state rules or the v1 adapter,
+            also one that a message held back while the version was undecided gives when it
+            is applied later: nothing after it is applied (see :attr:`stopped`).
     """
 
-    def __init__(self, *, protocol: int | None = None, terminal_limit: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        protocol: int | None = None,
+        terminal_limit: int | None = None,
+        strict: bool = False,
+    ) -> None:
         self.connection = Connection(live=False, terminal_limit=terminal_limit)
+        self.strict = strict
+        self.stopped = False
+        """``strict`` only: an error diagnostic stopped the replay; later input is ignored."""
         self.version = protocol
         self._forced = protocol
         self.diagnostics: list[Diagnostic] = []
@@ -62,6 +74,11 @@ class Replayer:
         A ``session/update`` record of a v2 log goes straight from its parsed params to the
         session's reducer; everything else takes :meth:`feed_record`.
         """
+        if self.strict:
+            mark = self.error_mark()
+            self.feed_record(record)
+            self._stop_on_error(mark)
+            return
         params = self._typed_update(record.direction, record.message)
         if params is None:
             self.feed_record(record)
@@ -118,8 +135,26 @@ class Replayer:
             out[cls.__struct_config__.tag] += count
         return out
 
+    def error_mark(self) -> tuple[int, int]:
+        """Where the diagnostics end now (for :meth:`errors_since`)."""
+        return len(self.connection.diagnostics), len(self.diagnostics)
+
+    def errors_since(self, mark: tuple[int, int]) -> bool:
+        """Whether an error diagnostic was added since ``mark``."""
+        conn, own = mark
+        return any(d.severity == "error" for d in self.connection.diagnostics[conn:]) or any(
+            d.severity == "error" for d in self.diagnostics[own:]
+        )
+
+    def _stop_on_error(self, mark: tuple[int, int]) -> None:
+        if self.strict and self.errors_since(mark):
+            self.stopped = True
+            self._buffer = []
+
     def feed(self, direction: str, message: Any, *, line: int | None = None) -> list[Event]:
         """Apply one JSON-RPC message (a dict) sent in ``direction``."""
+        if self.stopped:
+            return []
         params = self._typed_update(direction, message)
         if params is not None:
             return self.connection.receive_update(params, line=line)
@@ -158,7 +193,8 @@ class Replayer:
                 return events
             self._settle_probe()
         events.extend(self._flush())
-        events.extend(self._apply(direction, message, line))
+        if not self.stopped:
+            events.extend(self._apply(direction, message, line))
         return events
 
     def _settle_probe(self) -> None:
@@ -196,7 +232,14 @@ class Replayer:
         events: list[Event] = []
         buffered, self._buffer = self._buffer, []
         for direction, message, line in buffered:
+            if not self.strict:
+                events.extend(self._apply(direction, message, line))
+                continue
+            mark = self.error_mark()
             events.extend(self._apply(direction, message, line))
+            self._stop_on_error(mark)
+            if self.stopped:
+                break
         return events
 
     def _apply(self, direction: str, message: Any, line: int | None) -> list[Event]:
@@ -219,6 +262,8 @@ class Replayer:
 
     def finish(self) -> list[Event]:
         """End of the stream: apply anything held back while the version was undecided."""
+        if self.stopped:
+            return []
         return self._end_connection()
 
     def _end_connection(self) -> list[Event]:
@@ -231,11 +276,13 @@ class Replayer:
             self._settle_probe()
         events.extend(self._flush())
         adapter = self._adapter
-        if adapter is not None:
+        if adapter is not None and not self.stopped:
+            mark = self.error_mark()
             before = len(adapter.diagnostics)
             for out_direction, out_message in adapter.finish():
                 events.extend(self.connection.receive_message(out_message, out_direction))  # type: ignore[arg-type]
             self._collect_adapter(before)
+            self._stop_on_error(mark)
             conn = self.connection
             if conn.protocol_version is None:
                 conn.protocol_version = 1
@@ -330,11 +377,8 @@ def replay_log(
     """
     from .logs import LogRecord, iter_log
 
-    replayer = Replayer(protocol=protocol, terminal_limit=terminal_limit)
-    stopped = False
+    replayer = Replayer(protocol=protocol, terminal_limit=terminal_limit, strict=strict)
     count = 0
-    conn_diags = replayer.connection.diagnostics
-    adapter_diags = replayer.diagnostics  # the v1 adapter's land here
     with iter_log(
         source,
         format=format,
@@ -346,25 +390,19 @@ def replay_log(
         apply = replayer.apply_record
         for item in items:
             if type(item) is LogRecord:
-                if not strict and progress is None:
-                    apply(item)
-                    continue
-                seen = len(conn_diags)
-                seen_adapter = len(adapter_diags)
                 apply(item)
-                count += 1
-                if progress is not None and count % 20000 == 0:
-                    progress(count)
-                if strict and any(
-                    d.severity == "error"
-                    for d in (*conn_diags[seen:], *adapter_diags[seen_adapter:])
-                ):
-                    stopped = True
+                if progress is not None:
+                    count += 1
+                    if count % 20000 == 0:
+                        progress(count)
+                if replayer.stopped:
                     break
             else:
                 replayer.diagnostics.append(item)  # type: ignore[arg-type]
-        replayer.finish()
-        return ReplayResult(replayer, items.format, items.fatal, stopped or items.stopped_early)
+        replayer.finish()  # what was held back, and the v1 adapter's end
+        return ReplayResult(
+            replayer, items.format, items.fatal, replayer.stopped or items.stopped_early
+        )
 
 
 def iter_kinds(counter: Mapping[str, int]) -> Iterable[tuple[str, int]]:

@@ -284,6 +284,32 @@ def test_follow_ends_on_sigterm_like_on_ctrl_c(tmp_path: Path) -> None:
     assert json.loads(out)["sessions"][0]["timeline"][0]["messageId"] == "m"
 
 
+def test_follow_strict_stops_at_the_first_error_of_the_state_rules(tmp_path: Path) -> None:
+    # LOG-FORMATS 1.5: strict stops at the first error, an update-rejected included (line 2);
+    # the state_update after it is not applied and the status is 1, as without --follow.
+    log = tmp_path / "log.jsonl"
+    bad = {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text"}}
+    lines = [
+        *FakeAgent("s").agent_chunk("m", "hi").log_lines("jsonrpc"),
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": "s", "update": bad},
+            }
+        ),
+        *FakeAgent("s").state("running").log_lines("jsonrpc"),
+    ]
+    log.write_text("".join(line + "\n" for line in lines))
+    plain = run_cli("replay", "--json", "--strict", str(log))
+    status, out, err = _follow(log, "--json", "--strict")
+    for code, stdout in ((plain.returncode, plain.stdout), (status, out)):
+        assert code == 1, err.decode()
+        session = json.loads(stdout)["sessions"][0]
+        assert "state" not in session
+        assert [d["code"] for d in json.loads(stdout)["diagnostics"]] == ["update-rejected"]
+
+
 def test_stats_with_jobs_reports_stats_per_log(tmp_path: Path) -> None:
     for name in ("a.jsonl", "b.jsonl"):
         (tmp_path / name).write_bytes((LOGS / "sample.jsonrpc.jsonl").read_bytes())

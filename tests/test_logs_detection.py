@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from acp_client import replay_log
 from acp_client.logs import read_log
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2}}
@@ -243,6 +244,22 @@ def test_strict_stops_at_first_error() -> None:
     assert result.stopped_early and not result.fatal
     assert codes(result) == ["malformed-line"]
     assert [r.line for r in result.records] == [1]
+
+
+def test_strict_stops_at_an_error_of_a_message_held_back_until_the_version_is_known() -> None:
+    # LOG-FORMATS 1.5: the replay holds messages back while the protocol version is
+    # undecided; an error found when they are applied later still stops it there.
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}  # invalid
+    new = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/w"}}
+    new_ok = {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}}
+    data = b"".join(json.dumps(m).encode() + b"\n" for m in (init, new, new_ok))
+    lenient = replay_log(data)
+    assert [s["sessionId"] for s in lenient.snapshot()["sessions"]] == ["s1"]
+    for log in (data[: data.index(b"\n") + 1], data):  # the error found at the end, or later
+        result = replay_log(log, strict=True)
+        assert result.stopped_early and not result.ok
+        assert [(d.line, d.code) for d in result.diagnostics] == [(1, "invalid-message")]
+        assert result.snapshot()["sessions"] == []
 
 
 def test_strict_ignores_warnings() -> None:

@@ -81,6 +81,31 @@ def test_gzip_checksum_error_is_fatal_and_keeps_records() -> None:
     assert result.diagnostics[0].line == 4
 
 
+def test_a_gzip_break_keeps_a_complete_last_line_without_lf() -> None:
+    # 1.1: "records read before it are kept"; the last line was decoded whole.
+    data = gzip.compress(jl(INIT, INIT_OK).rstrip(b"\n"))
+    result = read_log(data[:-8])
+    assert codes(result) == ["gzip-error"]
+    assert [r.line for r in result.records] == [1, 2]
+    assert result.diagnostics[0].line == 3
+
+
+def test_a_gzip_break_in_a_document_keeps_the_records_read_before_it() -> None:
+    # 1.1 with document mode (1.2, a pretty-printed Zed export): the break is the only error.
+    document = json.dumps([INIT, INIT_OK, UPDATE], indent=2).encode()
+    lines = document.count(b"\n") + 1
+    data = gzip.compress(document)
+    intact = [r.line for r in read_log(data).records]
+    assert len(intact) == 3
+    whole = read_log(data[:-8])  # every byte decoded, the trailer missing
+    assert codes(whole) == ["gzip-error"]
+    assert [r.line for r in whole.records] == intact
+    assert whole.diagnostics[0].line == lines + 1
+    cut = read_log(gzip.compress(document[: document.index(b'"session/update"')])[:-8])
+    assert codes(cut) == ["gzip-error"]
+    assert [r.line for r in cut.records] == intact[:2]
+
+
 def test_a_gzip_break_keeps_the_same_records_however_the_bytes_are_fed() -> None:
     noise = random.Random(7)
     text = jl(*({**UPDATE, "params": {"n": noise.randbytes(48).hex()}} for _ in range(8000)))

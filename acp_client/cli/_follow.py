@@ -47,7 +47,11 @@ def _follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int
         direction=options["direction"],
         sides=options["sides"],
     )
-    replayer = Replayer(protocol=options["protocol"], terminal_limit=options["terminal_limit"])
+    replayer = Replayer(
+        protocol=options["protocol"],
+        terminal_limit=options["terminal_limit"],
+        strict=options["strict"],
+    )
     console: Any = None
     if not args.json:  # rich only to render
         from rich.console import Console
@@ -72,7 +76,7 @@ def _follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int
     status = EXIT_OK
 
     def pump(refresh: Any) -> None:
-        while not reader.done:
+        while not reader.done and not replayer.stopped:
             block = handle.read(_BLOCK)
             if block:
                 for item in reader.feed(block):
@@ -99,7 +103,7 @@ def _follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int
         console.print(view())
     if reader.fatal:
         status = EXIT_UNREADABLE
-    elif reader.stopped_early:
+    elif reader.stopped_early or replayer.stopped:
         status = EXIT_STRICT
     if args.json:
         sys.stdout.write(dump_json(replayer.snapshot(), indent=2) + "\n")
@@ -108,6 +112,6 @@ def _follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int
 
 def _apply(replayer: Replayer, item: Any) -> None:
     if getattr(item, "kind", None) is not None:
-        replayer.feed_record(item)
+        replayer.apply_record(item)  # in strict mode, stops at the first error
     else:
         replayer.diagnostics.append(item)

@@ -85,7 +85,8 @@ class ByteLines:
     ``feed`` returns the complete lines (without their LF); ``close`` returns the lines still
     held and the last line if it had no final LF (or ``None``). Both raise
     :class:`InputFatal` for refused compression or a broken gzip stream; after ``feed``
-    raised, :attr:`salvage` holds the lines decoded before the failure.
+    raised, :attr:`salvage` holds the lines decoded before the failure and
+    :attr:`salvage_last` what followed the last LF (or ``None``).
     """
 
     def __init__(self) -> None:
@@ -94,6 +95,7 @@ class ByteLines:
         self._bom: bytes | None = b""  # text kept for BOM detection; None once decided
         self._tail: list[bytes] = []
         self.salvage: list[bytes] = []
+        self.salvage_last: bytes | None = None
 
     def feed(self, data: bytes) -> list[bytes]:
         """Feed raw bytes; return the lines they complete."""
@@ -114,14 +116,23 @@ class ByteLines:
             head, self._head = self._head, None
             self._sniff(head)
             lines = self._text(self._decompress(head))
-        if self._gunzip is not None:
-            self._gunzip.close()
+        try:
+            if self._gunzip is not None:
+                self._gunzip.close()
+        except InputFatal:
+            self.salvage = lines
+            self.salvage_last = self._rest()
+            raise
+        return lines, self._rest()
+
+    def _rest(self) -> bytes | None:
+        """What follows the last LF (the BOM check settled), once; ``None`` if nothing."""
         if self._bom is not None:
             text, self._bom = self._bom, None
             self._tail.append(text[3:] if text.startswith(_BOM) else text)
         rest = b"".join(self._tail)
         self._tail = []
-        return lines, (rest or None)
+        return rest or None
 
     def _sniff(self, head: bytes) -> None:
         for magic, name in _REFUSED:
@@ -139,6 +150,7 @@ class ByteLines:
             return self._gunzip.feed(data)
         except InputFatal:
             self.salvage = self._text(self._gunzip.salvaged)
+            self.salvage_last = self._rest()
             raise
 
     def _text(self, data: bytes) -> list[bytes]:

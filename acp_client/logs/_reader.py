@@ -56,6 +56,15 @@ class _Stop(Exception):
     """Strict mode: the first error diagnostic was reported."""
 
 
+def _parses(raw: bytes) -> bool:
+    """Whether a line is one JSON value."""
+    try:
+        msgspec.json.decode(raw)
+    except _UNDECODABLE:
+        return False
+    return True
+
+
 class _Fatal(Exception):
     """A fatal error was reported."""
 
@@ -169,15 +178,14 @@ class LogReader:
         try:
             lines = self._bytes.feed(data)
         except InputFatal as exc:
-            self._lines(self._bytes.salvage)
-            self._fail(exc.code, self._lineno + 1, exc.message)
+            self._input_failed(exc)
         self._lines(lines)
 
     def _close(self) -> None:
         try:
             lines, last = self._bytes.close()
         except InputFatal as exc:
-            self._fail(exc.code, self._lineno + 1, exc.message)
+            self._input_failed(exc)
         self._lines(lines)
         if last is not None:
             self._last_line(last)
@@ -188,6 +196,20 @@ class LogReader:
         elif self._format is None:
             self._fail("no-format-detected", None, "no record of a known log format in the input")
         self._finish()
+
+    def _input_failed(self, exc: InputFatal) -> None:
+        """A broken input stream: keep every record decoded before the break (1.1), then fail.
+
+        The text decoded so far is read as usual, its last line (after the last LF) as a last
+        line; a document (1.2) is read up to where the break cut it, without a second error.
+        """
+        self._lines(self._bytes.salvage)
+        last = self._bytes.salvage_last
+        if last is not None and (self._mode == "document" or _parses(last)):
+            self._last_line(last)  # complete although no LF followed it (else: cut there)
+        if self._mode == "document":
+            self._read_document(cut=True)
+        self._fail(exc.code, self._lineno + 1, exc.message)
 
     def _finish(self) -> None:
         self._done = True
@@ -294,7 +316,8 @@ class LogReader:
             self.error("malformed-line", self._lineno, f"not a line of UTF-8 JSON: {exc}")
         return False
 
-    def _read_document(self) -> None:
+    def _read_document(self, *, cut: bool = False) -> None:
+        """Read the collected document; ``cut``: the input broke off inside it (no error)."""
         lines = self._document
         data = b"\n".join(lines)
         self._document = []
@@ -310,6 +333,8 @@ class LogReader:
                 # parse is reported and skipped), so that nothing after it is lost.
                 self._reread_as_lines(lines)
                 return
+            if cut:
+                return  # the broken input explains it: its own error follows
             self.error("malformed-document", exc.line, f"{exc.message}; reading stops here")
             if self._format is None:
                 self._fail("no-format-detected", None, "no record of a known log format")
