@@ -439,6 +439,8 @@ def test_conductor_skips_mcp_and_deeper_hops() -> None:
         event("response", "Proxy(0)", "Proxy(1)", id="m", is_error=False, payload={}),
         event("notification", "Proxy(0)", "Client", protocol="mcp", method="notify"),
         event("response", "Proxy(0)", "Client", id="a", is_error=False, payload={"sessionId": "s"}),
+        event("request", "Proxy(1)", "Proxy(2)", protocol="acp", method="x"),  # deeper, no id
+        event("response", "Proxy(2)", "Proxy(1)", is_error=False, payload={}),  # deeper, no id
         event(
             "request",
             "Client",
@@ -452,7 +454,7 @@ def test_conductor_skips_mcp_and_deeper_hops() -> None:
     )
     result = read_log(data)
     assert where(result) == []
-    assert [r.line for r in result.records] == [1, 7, 8]
+    assert [r.line for r in result.records] == [1, 7, 10]  # section 7: skipped, no diagnostic
     last = result.records[2]
     assert last.message == {"jsonrpc": "2.0", "id": "c", "method": "initialize"}
     assert last.origin == {"from": "Client", "to": "Proxy(0)", "method": "initialize/proxy"}
@@ -466,6 +468,7 @@ def test_conductor_skips_mcp_and_deeper_hops() -> None:
         event("request", "Client", "Agent", protocol="acp", id="a", method=5),
         event("response", "Agent", "Client", id="a", payload={}),
         event("response", "Agent", "Client", id="a", is_error=False),
+        event("response", "Agent", "Client", is_error=False, payload={}),
     ],
 )
 def test_conductor_malformed(record: dict[str, Any]) -> None:

@@ -110,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--direction",
         choices=["incoming", "outgoing"],
-        help="jsonrpc logs: take every message as sent in this direction (no inference)",
+        help="jsonrpc logs: take every message as sent in this direction (no inference, no "
+        "pairing of responses with requests)",
     )
     replay.add_argument(
         "--side",

@@ -418,9 +418,6 @@ class Mapper:
             host.error("malformed-record", line, 'conductor event whose "from"/"to" are not text')
             return
         kind = event["type"]
-        if "id" not in event and kind != "notification":
-            host.error("malformed-record", line, f'conductor {kind} without "id"')
-            return
         rid = event.get("id")
         if kind == "response":
             if _forget_mcp(self._mcp_requests, rid, receiver, sender):
@@ -430,6 +427,9 @@ class Mapper:
             elif receiver == "Client":
                 direction = "incoming"
             else:
+                return  # a hop deeper in the chain: skipped, no diagnostic (7)
+            if "id" not in event:
+                host.error("malformed-record", line, 'conductor response without "id"')
                 return
             is_error = event.get("is_error")
             if type(is_error) is not bool or "payload" not in event:
@@ -455,6 +455,9 @@ class Mapper:
             elif receiver == "Client" or receiver == "Proxy(0)":
                 direction = "incoming"
             else:
+                return  # a hop deeper in the chain: skipped, no diagnostic (7)
+            if "id" not in event and kind != "notification":
+                host.error("malformed-record", line, f'conductor {kind} without "id"')
                 return
             method = event.get("method")
             if type(method) is not str:
