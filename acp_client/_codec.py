@@ -273,7 +273,13 @@ class _Converter:
             return s.StateUpdate(state=state, extra=rest) if rest else s.StateUpdate(state=state)
         kwargs: dict[str, Any] = {}
         known = {tag_field} if tag_field else set()
-        raw_only = _state_raw_fields(value) if cls is s.StateUpdate else ()
+        raw_only = (
+            _state_raw_fields(value)
+            if cls is s.StateUpdate
+            else _resource_raw_fields(value)
+            if cls is s.ResourceContents
+            else ()
+        )
         moved: dict[str, Any] = {}
         for field in fields:
             known.add(field.wire)
@@ -328,6 +334,20 @@ def _state_raw_fields(value: dict[str, Any]) -> tuple[str, ...]:
     return ()
 
 
+def _resource_raw_fields(value: dict[str, Any]) -> tuple[str, ...]:
+    """The ``ResourceContents`` member that the schema variant the contents match lacks.
+
+    A string ``text`` makes them ``TextResourceContents``, a string ``blob``
+    ``BlobResourceContents`` (schema: ``anyOf``, extra members allowed): the other member,
+    when it is no string (``"blob": null``, say), is an unknown field kept raw.
+    """
+    if isinstance(value.get("text"), str):
+        return ("blob",)
+    if isinstance(value.get("blob"), str):
+        return ("text",)
+    return ()
+
+
 _SELECT_OPTION = {"value": str, "name": str}
 _SELECT_GROUP = {"groupId": str, "name": str}
 
@@ -357,7 +377,7 @@ def _lenient_option(
 
 def _select_options(self: _Converter, options: list[Any], path: str) -> list[Any]:
     """A select's ``options``: flat options, or groups whose ``options`` are D+S (9.3)."""
-    if options and isinstance(options[0], dict) and "groupId" in options[0]:
+    if options and s._is_option_group(options[0]):
         groups = []
         for i, group in enumerate(options):
             if not _check_keys(group, _SELECT_GROUP) or "options" not in group:
@@ -409,7 +429,9 @@ def _leaf(value: Any, tp: Any, path: str) -> Any:
     try:
         return msgspec.convert(value, tp, strict=True)
     except msgspec.ValidationError as exc:
-        whole = _integral(value)
+        # A request id keeps its spelling rule (1.2: no fraction or exponent part), as the
+        # envelope's `id` does; every other integer takes a whole-number float.
+        whole = value if tp == s.RequestId else _integral(value)
         if whole is not value:
             try:
                 return msgspec.convert(whole, tp, strict=True)
@@ -496,7 +518,7 @@ class Decoder:
         """
         try:
             message: s.Notification = _FAST.decode(data)
-        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        except _FAST_FAILED:  # UnicodeEncodeError: a str holding a lone surrogate
             pass
         else:
             message.__class__ = _NOTIFICATION  # the same fields: a plain Notification
@@ -521,7 +543,7 @@ class Decoder:
         """
         try:
             message: s.Notification = _FAST.decode(data)
-        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        except _FAST_FAILED:  # UnicodeEncodeError: a str holding a lone surrogate
             pass
         else:
             message.__class__ = _NOTIFICATION
@@ -560,10 +582,14 @@ class Decoder:
         return convert(result, tp, path="$.result", diagnostics=diagnostics)
 
 
+_FAST_FAILED = (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeEncodeError)
+
+
 def _parse(data: bytes | str) -> Any:
     try:
         return _PLAIN.decode(data)
-    except (msgspec.DecodeError, RecursionError) as exc:  # RecursionError: nested too deep
+    # RecursionError: nested too deep; UnicodeEncodeError: a str holding a lone surrogate
+    except (msgspec.DecodeError, RecursionError, UnicodeEncodeError) as exc:
         error = exc
     try:  # valid JSON msgspec refuses: a lone surrogate escape, a number beyond a double
         return decode_leniently(data)
@@ -571,7 +597,12 @@ def _parse(data: bytes | str) -> Any:
         raise RemoteProtocolError(f"not valid JSON: {error}", code=PARSE_ERROR) from None
 
 
-_ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params", "result", "error"})
+_OWN_KEYS: dict[type[Any], frozenset[str]] = {
+    s.Request: frozenset({"jsonrpc", "id", "method", "params"}),
+    s.Notification: frozenset({"jsonrpc", "method", "params"}),
+    s.Response: frozenset({"jsonrpc", "id", "result"}),
+    s.ErrorResponse: frozenset({"jsonrpc", "id", "error"}),
+}
 
 
 def message_from_builtins(
@@ -584,8 +615,11 @@ def message_from_builtins(
             params of a known method); ``raw`` holds the object, ``request_id`` its id.
     """
     message = _message_from_builtins(obj, diagnostics, path)
-    if isinstance(obj, dict) and len(obj) > len(_ENVELOPE_KEYS & obj.keys()):
-        message.extra = {k: v for k, v in obj.items() if k not in _ENVELOPE_KEYS}
+    # The members of its own kind are typed; any other (a `result` on a request, `params`
+    # on a response, `method: null`...) is an unknown field, kept and written back.
+    own = _OWN_KEYS[type(message)]
+    if isinstance(obj, dict) and len(obj) > len(own & obj.keys()):
+        message.extra = {k: v for k, v in obj.items() if k not in own}
         _EXTRAS.seen = True
     return message
 

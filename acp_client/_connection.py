@@ -323,10 +323,16 @@ class Connection:
         message: str,
         severity: Literal["warning", "error"] = "warning",
         session_id: str | None = None,
+        path: str | None = None,
     ) -> None:
         self.diagnostics.append(
             Diagnostic(
-                code=code, message=message, severity=severity, line=self.line, session_id=session_id
+                code=code,
+                message=message,
+                severity=severity,
+                line=self.line,
+                path=path,
+                session_id=session_id,
             )
         )
 
@@ -617,6 +623,7 @@ class Connection:
                     f"session/update rejected: {error.message} at `{error.path}`",
                     "error",
                     sid,
+                    error.path,
                 )
                 session.side_events.clear()
                 events.append(ev.UpdateRejected(session_id=sid, error=error, raw=update))
@@ -661,7 +668,7 @@ class Connection:
             # 1.5: an invalid entry (or an empty batch) gets its own -32600 with id null.
             self._respond_error(None, INVALID_REQUEST, error.message)
         code = "invalid-message" if error.code != -32700 else "malformed-line"
-        self._note(code, f"{error.message} at `{error.path}`", "error")
+        self._note(code, f"{error.message} at `{error.path}`", "error", path=error.path)
         events.append(ev.InvalidMessageReceived(error=error))
         if response and isinstance(raw, dict):
             self._settle_malformed_response(error, raw, events, direction)
@@ -821,6 +828,7 @@ class Connection:
                         f"{method} result: {exc.message} at `{exc.path}`",
                         "error",
                         pending.session_id,
+                        exc.path,
                     )
             if len(self.diagnostics) > start:
                 self._stamp(start, pending.session_id)

@@ -563,6 +563,15 @@ else:
     AvailableCommand = Union[Command, _UnmatchedType]
 
 
+def _is_option_group(item: Any) -> bool:
+    """Whether a select's first entry makes its ``options`` a list of groups.
+
+    By shape: a ``groupId`` and no string ``value`` (an option with an unknown ``groupId``
+    member is still an option; the schema's ``anyOf`` allows extra members).
+    """
+    return isinstance(item, dict) and "groupId" in item and not isinstance(item.get("value"), str)
+
+
 def _option_ok(item: Any, key: str) -> bool:
     """A well-formed select option (``key`` ``value``) or group (``key`` ``groupId``).
 
@@ -598,7 +607,7 @@ class SessionConfigSelect(_ConfigOptionBase, tag_field="type", tag="select", kw_
         # items (D+S) and invalid optional fields with diagnostics (section 9.3).
         if not self.options:
             raise ValueError("a select option needs at least one entry in `options`")
-        grouped = "groupId" in self.options[0]
+        grouped = _is_option_group(self.options[0])
         for item in self.options:
             if grouped:
                 inner = item.get("options")

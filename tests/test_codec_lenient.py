@@ -1857,6 +1857,77 @@ def test_unknown_envelope_members_survive() -> None:
     assert_reencodes_exactly(line, message)
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": 1, "method": "_x/y", "params": {}, "result": {"a": 1}},
+        {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}, "error": 1},
+        {"jsonrpc": "2.0", "id": 1, "result": {"a": 1}, "params": {"x": 1}},
+        {"jsonrpc": "2.0", "id": 1, "method": None, "error": {"code": 1, "message": "m"}},
+    ],
+)
+def test_envelope_members_of_another_message_kind_are_kept(message: dict[str, Any]) -> None:
+    # A `result` on a request, `params` or `method: null` on a response: not members of its
+    # kind, so unknown fields, kept and written back (nothing is discarded silently, 1.8).
+    line = json.dumps(message)
+    decoded, diagnostics = decode(line)
+    assert diagnostics == []
+    assert_reencodes_exactly(line, decoded)
+
+
+@pytest.mark.parametrize(
+    "resource",
+    [
+        {"uri": "file:///a", "text": "hello", "blob": None},
+        {"uri": "file:///a", "blob": "YQ==", "text": 5},
+    ],
+)
+def test_a_resource_keeps_a_member_its_schema_variant_lacks(resource: dict[str, Any]) -> None:
+    # EmbeddedResourceResource is anyOf [TextResourceContents, BlobResourceContents], extra
+    # members allowed: the other variant's member, when it does not fit, is an unknown field.
+    line = notification(chunk({"type": "resource", "resource": resource}))
+    message, diagnostics = decode(line)
+    assert diagnostics == []
+    contents = message.params.update.content.resource
+    assert (contents.text, contents.blob) == (
+        (resource["text"], UNSET) if "hello" in resource.values() else (UNSET, resource["blob"])
+    )
+    assert_reencodes_exactly(line, message)
+
+
+def test_a_flat_select_option_with_an_unknown_group_id_member_stays_an_option() -> None:
+    option = {"value": "a", "name": "A", "groupId": "g"}
+    select = {
+        "type": "select",
+        "configId": "c",
+        "name": "n",
+        "currentValue": "a",
+        "options": [option],
+    }
+    update, diagnostics = decode_update(
+        {"sessionUpdate": "config_option_update", "configOptions": [select]}
+    )
+    assert diagnostics == []
+    assert update.config_options[0].options == [option]
+
+
+def test_a_request_id_inside_params_takes_no_fraction_either() -> None:
+    # 1.2: as the envelope's `id` (a response with "id": 2.0 names no request).
+    line = '{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":2.0}}'
+    with pytest.raises(RemoteProtocolError) as info:
+        DECODER.decode(line)
+    assert info.value.path == "$.params.requestId"
+    message, _ = decode('{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":2}}')
+    assert message.params.request_id == 2
+
+
+def test_a_str_holding_a_lone_surrogate_is_read_not_raised() -> None:
+    # What Python writes when it re-serialises a message the lenient reader read.
+    line = json.dumps({"jsonrpc": "2.0", "method": "_x", "params": "\ud800"}, ensure_ascii=False)
+    assert [m.params for m in DECODER.decode_all(line)] == ["\ud800"]  # type: ignore[union-attr]
+    assert DECODER.decode(line).params == "\ud800"  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("plan", [{"type": "markdown"}, {"type": "_x", "planId": 5}])
 def test_unknown_plan_type_still_needs_a_plan_id(plan: dict[str, Any]) -> None:
     with pytest.raises(RemoteProtocolError) as info:

@@ -111,6 +111,14 @@ def test_1_8_non_json_line_is_skipped_with_diagnostic() -> None:
     ]
 
 
+def test_1_8_a_rejected_update_names_the_field_in_its_diagnostic_path() -> None:
+    conn = Connection(live=False)
+    bad = {"sessionUpdate": "agent_message_chunk", "messageId": 5, "content": text("x")}
+    conn.receive_data(line(update(bad)))
+    (diagnostic,) = conn.diagnostics
+    assert (diagnostic.code, diagnostic.path) == ("update-rejected", "$.params.update.messageId")
+
+
 def test_1_8_inbound_request_with_malformed_params_is_answered_invalid_params() -> None:
     live = Live()
     live.agent(request(9, "session/request_permission", {"sessionId": SID, "title": 3}))
