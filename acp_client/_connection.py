@@ -756,6 +756,9 @@ class Connection:
             if type(subject) is s.ToolCallPermissionSubject:
                 session._ordinal += 1
                 events.append(session.apply_tool_call_fields(subject.tool_call))
+                if session.side_events:  # a terminal its content created
+                    events.extend(session.side_events)
+                    session.side_events.clear()
                 tool_call_id = subject.tool_call.tool_call_id
             elif type(subject) is s.CommandPermissionSubject and isinstance(
                 subject.tool_call_id, str

@@ -108,7 +108,11 @@ class TerminalOutputAppended(_SessionEvent, frozen=True):
 
 
 class TerminalUpserted(_SessionEvent, frozen=True):
-    """A ``terminal_update`` patched a terminal; ``output`` says what became of its bytes."""
+    """A ``terminal_update`` patched a terminal; ``output`` says what became of its bytes.
+
+    Also sent (``created=True``, ``output="unchanged"``) after the event of an update that
+    created a terminal by naming it: tool-call content or a ``background`` list (R22, R53).
+    """
 
     terminal_id: str
     created: bool

@@ -241,6 +241,9 @@ class Session:
         """The latest permission request with each id (answers find theirs here)."""
         self._permission_log: list[PermissionState] = []
         self.side_events: list[ev.Event] = []
+        """Events an update causes besides its own (a terminal its reference created, a
+        prompt it echoed), in order; a :class:`Connection` returns them right after that
+        update's event and clears the list. Bounded by the entities, not the updates."""
         self._handlers: dict[type[Any], Callable[[Any], ev.Event]] = {
             cls: getattr(self, name) for cls, name in _HANDLER_NAMES.items()
         }
@@ -600,7 +603,7 @@ class Session:
                 change = "replaced"
                 for item in call._content:
                     if type(item) is s.Terminal:
-                        self._terminal(item.terminal_id)
+                        self._referenced_terminal(item.terminal_id)
             else:
                 call._content = []
                 change = "cleared"
@@ -639,7 +642,7 @@ class Session:
             call.chunk_meta[len(content)] = u.meta
         content.append(u.content)
         if type(u.content) is s.Terminal:
-            self._terminal(u.content.terminal_id)
+            self._referenced_terminal(u.content.terminal_id)
         call.last_changed = self._ordinal
         return ev.ToolCallChunkAppended(self.session_id, u.tool_call_id, u.content, created)
 
@@ -650,6 +653,17 @@ class Session:
         term = TerminalState(terminal_id, self._ordinal, self.terminal_limit)
         self._terminals[terminal_id] = term
         return term, True
+
+    def _referenced_terminal(self, terminal_id: str) -> None:
+        """A terminal named by a reference exists from then on (R22, R53).
+
+        If that created it, an event says so, after the event of the update that named it.
+        """
+        _, created = self._terminal(terminal_id)
+        if created:
+            self.side_events.append(
+                ev.TerminalUpserted(self.session_id, terminal_id, True, "unchanged")
+            )
 
     def _terminal_update(self, u: s.TerminalUpdate) -> ev.Event:
         term, created = self._terminal(u.terminal_id)
@@ -938,7 +952,7 @@ class Session:
                         f"background lists terminal {item.terminal_id!r} before announcing it"
                         " (R53; created empty)",
                     )
-                self._terminal(item.terminal_id)
+                self._referenced_terminal(item.terminal_id)
             elif type(item) is s.BackgroundToolCall and item.tool_call_id not in self._tool_calls:
                 self._note(
                     "background-unknown-tool-call",

@@ -312,6 +312,7 @@ def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> 
         scratch = Session(session.session_id)
         session._unretained = [_load_entry(scratch, item) for item in data["unretained"]]
     session._settle_turn_start()
+    session.side_events.clear()  # rebuilding the state is no news
     if session.state is None:
         # No state_update was ever applied: live, no idle has ended anything, so the
         # current work spans the whole timeline (a refusal marks from its first user

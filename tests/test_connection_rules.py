@@ -119,6 +119,19 @@ def test_1_8_a_rejected_update_names_the_field_in_its_diagnostic_path() -> None:
     assert (diagnostic.code, diagnostic.path) == ("update-rejected", "$.params.update.messageId")
 
 
+def test_r22_a_permission_subject_naming_a_terminal_announces_it_in_order() -> None:
+    live = Live()
+    live.new_session()
+    terminal = {"type": "terminal", "terminalId": "t1"}
+    subject = {"type": "tool_call", "toolCall": {"toolCallId": "c1", "content": [terminal]}}
+    events = live.agent(permission(7, subject=subject))
+    names = [type(e).__name__ for e in events]
+    assert names == ["ToolCallUpserted", "TerminalUpserted", "PermissionRequested"]
+    after = live.upd(state("running"))  # nothing left over for the next update's events
+    assert [type(e).__name__ for e in after] == ["StateChanged"]
+    assert [t["terminalId"] for t in live.session()["terminals"]] == ["t1"]
+
+
 def test_1_8_inbound_request_with_malformed_params_is_answered_invalid_params() -> None:
     live = Live()
     live.agent(request(9, "session/request_permission", {"sessionId": SID, "title": 3}))

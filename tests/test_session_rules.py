@@ -728,6 +728,39 @@ def test_r22_background_terminal_item_creates_the_terminal() -> None:
     assert log.session()["terminals"] == [{"terminalId": "t9", "output": "", "truncatedBytes": 0}]
 
 
+def test_r22_a_terminal_created_by_a_reference_has_its_created_event() -> None:
+    # A UI that builds its terminal list from events learns of it: after the event of the
+    # update that named it, once; the terminal's own first update then says created=False.
+    t1 = {"type": "terminal", "terminalId": "t1"}
+    t2 = {"type": "terminal", "terminalId": "t2"}
+    t3 = {"type": "terminal", "terminalId": "t3"}
+    log = Log()
+    log.upd(state("idle"))
+    events = log.upd(
+        tool("c1", content=[t1]),
+        tool_chunk("c1", t2),
+        state("running", background=[t3]),
+        tool("c1", content=[t1, t2, t3]),  # all known: nothing more
+    )
+    made = TerminalUpserted
+    assert [type(e) for e in events] == [
+        ToolCallUpserted,
+        made,
+        ToolCallChunkAppended,
+        made,
+        StateChanged,
+        made,
+        ToolCallUpserted,
+    ]
+    assert [(e.terminal_id, e.created, e.output) for e in events if type(e) is made] == [
+        ("t1", True, "unchanged"),
+        ("t2", True, "unchanged"),
+        ("t3", True, "unchanged"),
+    ]
+    (appended,) = log.upd(term_chunk("t1", b"x"))
+    assert isinstance(appended, TerminalOutputAppended) and not appended.created
+
+
 def test_6_4_work_listed_twice_in_background_is_a_diagnostic() -> None:
     log = Log()
     t9 = {"type": "terminal", "terminalId": "t9"}
