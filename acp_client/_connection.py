@@ -257,16 +257,10 @@ class Connection:
         return self._prompts[request_id]
 
     def prompt_finished(self, request_id: int | str) -> bool:
-        """Whether the turn of an accepted prompt has ended (an ``idle`` completed it).
-
-        Also true when an ``idle`` with a stop reason ended its work without a turn (see
-        :attr:`PromptState.ended_without_turn`).
-        """
+        """Whether the turn of an accepted prompt has ended (an ``idle`` completed it)."""
         prompt = self._prompts[request_id]
         if prompt.turns_before is None:
             return False
-        if prompt.ended_without_turn is not None:
-            return True
         session = self._sessions[prompt.session_id]
         return len(session.completed_turns) > prompt.turns_before
 
@@ -279,8 +273,6 @@ class Connection:
         if not self.prompt_finished(request_id):
             raise LocalProtocolError(f"the turn of prompt {request_id!r} has not ended")
         prompt = self._prompts[request_id]
-        if prompt.ended_without_turn is not None:
-            return prompt.ended_without_turn
         reason: str | None = self._sessions[prompt.session_id].completed_turns[
             prompt.turns_before  # type: ignore[index]
         ]

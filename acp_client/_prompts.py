@@ -40,15 +40,10 @@ class PromptState:
         not_retained: a later replay did not report the message.
         turns_before: completed turns the session had when the prompt was accepted (its turn
             is the next one to complete; see ``Connection.prompt_stop_reason``).
-        ended_without_turn: the stop reason of an ``idle`` that ended the prompt's work while
-            the session was already idle: the agent never reported it ``running`` (a locally
-            handled command, say), so no turn was recorded (diagnostic
-            ``idle-without-running``).
     """
 
     __slots__ = (
         "echoed",
-        "ended_without_turn",
         "error",
         "message_id",
         "not_retained",
@@ -71,7 +66,6 @@ class PromptState:
         self.unbound = False
         self.not_retained = False
         self.turns_before: int | None = None
-        self.ended_without_turn: str | None = None
 
     @property
     def inserted(self) -> bool:

@@ -877,32 +877,20 @@ class Session:
                 self._check_pending_permissions()
                 self._check_unechoed()
             repeated = previous == "idle" or (previous is None and self.created_by_new)
-            waiting = (
-                repeated
-                and self._resuming == 0
-                and (self._work_awaited or self._prompt_placed_since_work_end())
-            )
             if replaying:  # replayed history starts and ends no work (R51)
                 pass
-            elif waiting and stop_reason is None:
-                # A repeated idle (a new background list, say) neither starts nor ends work
-                # (6.3): a prompt placed or accepted since the last idle still waits for its
-                # work (R49), which a refusal marks from (R14) and a cancel aims at (R15).
+            elif (
+                repeated
+                and self._resuming == 0
+                and (self._work_awaited or self._user_message_waits())
+            ):
+                # A repeated idle (a new background list, say; its stop reason, a repeated
+                # one too, is context only) neither starts nor ends work (6.3): a prompt
+                # accepted since the last idle, or a user message ending the timeline, still
+                # waits for its work (R49), which a refusal marks from (R14) and a cancel
+                # aims at (R15). Otherwise it ends what came before, as an idle does.
                 pass
             else:
-                if waiting:
-                    # A stop reason while idle after a prompt was placed or accepted: its work
-                    # (a locally handled command, say) ended without ever being `running`.
-                    self._note(
-                        "idle-without-running",
-                        f"idle with stopReason {stop_reason!r} while idle ended the work of a"
-                        " prompt never reported `running` (prompt lifecycle: the Agent MUST"
-                        " report `running` when work starts); no turn is recorded (6.3)",
-                    )
-                    turns = len(self._completed)
-                    for prompt in self.prompts:  # their work ended all the same
-                        if prompt.status == "accepted" and prompt.turns_before == turns:
-                            prompt.ended_without_turn = stop_reason
                 # An idle ends what came before (a resume snapshot's too): the next work's
                 # prompt is placed after it (R14 marks from there), also when this idle
                 # completed no turn.
@@ -923,14 +911,13 @@ class Session:
             turn_completed=completed,
         )
 
-    def _prompt_placed_since_work_end(self) -> bool:
-        """Whether a user message was placed since the last idle that ended work."""
+    def _user_message_waits(self) -> bool:
+        """Whether a user message placed since the current work's start ends the timeline."""
         timeline = self._timeline
-        for index in range(len(timeline) - 1, self._turn_start_index - 1, -1):
-            entry = timeline[index]
-            if type(entry) is MessageState and entry.role == "user":
-                return True
-        return False
+        if len(timeline) <= self._turn_start_index:
+            return False
+        last = timeline[-1]
+        return type(last) is MessageState and last.role == "user"
 
     def _touch_background(self, background: list[Any]) -> None:
         seen: set[tuple[bool, str]] = set()

@@ -239,10 +239,7 @@ class PromptHandle:
             AgentExited: the agent went away first.
         """
         session = self._agent.connection.session(self.session_id)
-        state = self.state
         while len(session.completed_turns) <= self._turns_before:
-            if state.ended_without_turn is not None:  # idle-without-running
-                return state.ended_without_turn
             await self._agent._wait_change(self.session_id, "before the turn ended")
         reason: str | None = session.completed_turns[self._turns_before]
         return reason

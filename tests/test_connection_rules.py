@@ -1279,27 +1279,21 @@ def test_r14_a_background_entry_and_a_repeated_idle_before_running_keep_the_prom
     assert live.conn.prompt_stop_reason(rid) == "refusal"
 
 
-def test_a_prompt_whose_work_ended_without_running_finishes_without_a_turn() -> None:
-    # A locally handled command reported without `running`: its idle (a repeated one, 6.3)
-    # records no turn, but it ends the prompt's work (diagnostic), so the prompt is finished
-    # with that stop reason and the next prompt's refusal does not reach back to it (R14).
+def test_r51_a_repeated_idle_repeating_the_stop_reason_leaves_the_waiting_prompt() -> None:
+    # A full state snapshot re-sent while idle repeats the last stop reason: context only
+    # (6.3, R51), so the accepted prompt's work still comes, and its refusal marks it (R14).
     live = Live()
     live.new_session()
-    live.upd(idle())
-    p1 = live.prompt("/clear")
-    live.agent(response(p1, {"messageId": "u1"}))
-    live.upd(msg("user", "u1", content=[text("/clear")]), idle("end_turn"))
-    assert live.conn.prompt_finished(p1)
-    assert live.conn.prompt_stop_reason(p1) == "end_turn"
-    assert live.codes() == ["idle-without-running"]
-    p2 = live.prompt("go")
-    live.agent(response(p2, {"messageId": "u2"}))
-    live.upd(msg("user", "u2", content=[text("go")]), state("running"), idle("refusal"))
-    assert live.conn.prompt_stop_reason(p1) == "end_turn"
-    assert live.conn.prompt_stop_reason(p2) == "refusal"
+    live.upd(state("running"), idle("end_turn"))
+    rid = live.prompt("do it")
+    live.agent(response(rid, {"messageId": "u2"}))
+    live.upd(msg("user", "u2", content=[text("do it")]), idle("end_turn"))
+    assert not live.conn.prompt_finished(rid)
+    live.upd(state("running"), msg("agent", "a2", content=[text("no")]), idle("refusal"))
+    assert live.conn.prompt_stop_reason(rid) == "refusal"
     flags = {e["messageId"]: e.get("excludedFromContext") for e in live.session()["timeline"]}
-    assert flags == {"u1": None, "u2": True}
-    assert live.session()["completedTurns"] == ["refusal"]
+    assert flags == {"u2": True, "a2": True}
+    assert live.session()["completedTurns"] == ["end_turn", "refusal"]
 
 
 def test_r46_a_cancel_after_the_accepted_prompts_work_ended_is_a_cancel_while_idle() -> None:

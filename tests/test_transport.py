@@ -120,27 +120,6 @@ def test_echo_before_response_gives_one_message() -> None:
     assert len(snap["sessions"][0]["timeline"]) == 1
 
 
-def test_wait_done_returns_for_work_that_ended_without_running() -> None:
-    # A locally handled command: echo, response, idle with a stop reason, never `running`.
-    # No turn is recorded (6.3), but the prompt's work ended: wait_done must not hang.
-    def prompt(message: dict[str, Any], out: FakeAgent) -> None:
-        out.prompt_response(message["id"], "u").user_message("u", "/clear")
-        out.state("idle", stop_reason="end_turn")
-
-    async def body(client: AgentConnection) -> Any:
-        sid = await setup(client)
-        await client.wait_idle(sid)
-        handle = await client.prompt(sid, "/clear")
-        with trio.fail_after(5):
-            return await handle.wait_done(), client.connection
-
-    (reason, conn), _ = drive(ScriptedAgent({"session/prompt": prompt}), body)
-    assert reason == "end_turn"
-    assert conn.prompt_finished(2) and conn.prompt_stop_reason(2) == "end_turn"
-    assert [s.completed_turns for s in conn.sessions.values()] == [[]]
-    assert [d.code for d in conn.diagnostics] == ["idle-without-running"]
-
-
 def _permission_prompt(message: dict[str, Any], out: FakeAgent) -> None:
     rid = message["id"]
     out.prompt_response(rid, "u").user_message("u", "go").state("running")

@@ -981,24 +981,22 @@ class ReferenceModel:
             elif state in ("running", "requires_action") and previous in (None, "idle"):
                 s.work_start = s.idle_ordinal if s.work_awaited else s.ordinal  # R49, R15
         if state == "idle" and not s.replaying:
-            waiting = repeated and (s.work_awaited or self._prompt_placed(s))
-            if waiting and "stopReason" not in payload:
+            if repeated and (s.work_awaited or self._user_message_waits(s)):
                 pass  # a repeated idle neither starts nor ends work (6.3); R49 keeps waiting
             else:
-                # an idle ends what came before (R14 marks after it); a repeated one with a
-                # stop reason after a prompt placed while idle ended that prompt's work
+                # an idle ends what came before (R14 marks after it)
                 s.last_work_end = s.ordinal
                 s.work_awaited = False
                 s.idle_ordinal = s.ordinal
         if state == "idle":
             s.cancel_requested = False
 
-    def _prompt_placed(self, s: _Session) -> bool:
-        """Whether a user message was first seen since the last idle that ended work."""
-        return any(
-            key[:2] == ("message", "user") and s.entities[key].first_seen > s.last_work_end
-            for key in s.timeline
-        )
+    def _user_message_waits(self, s: _Session) -> bool:
+        """Whether a user message first seen since the last idle ends the timeline."""
+        if not s.timeline:
+            return False
+        key = s.timeline[-1]
+        return key[:2] == ("message", "user") and s.entities[key].first_seen > s.last_work_end
 
     def _exclude_refused(self, s: _Session) -> None:
         # R14, as read here: from the first user message placed since the last idle (the
