@@ -75,10 +75,15 @@ class Replayer:
         session's reducer; everything else takes :meth:`feed_record`.
         """
         if self.strict:
+            if self.stopped:
+                return
             mark = self.error_mark()
-            self.feed_record(record)
+            self._apply_record(record)
             self._stop_on_error(mark)
             return
+        self._apply_record(record)
+
+    def _apply_record(self, record: Any) -> None:
         params = self._typed_update(record.direction, record.message)
         if params is None:
             self.feed_record(record)
@@ -155,6 +160,14 @@ class Replayer:
         """Apply one JSON-RPC message (a dict) sent in ``direction``."""
         if self.stopped:
             return []
+        if self.strict:
+            mark = self.error_mark()
+            events = self._feed(direction, message, line)
+            self._stop_on_error(mark)
+            return events
+        return self._feed(direction, message, line)
+
+    def _feed(self, direction: str, message: Any, line: int | None) -> list[Event]:
         params = self._typed_update(direction, message)
         if params is not None:
             return self.connection.receive_update(params, line=line)
@@ -263,6 +276,7 @@ class Replayer:
     def finish(self) -> list[Event]:
         """End of the stream: apply anything held back while the version was undecided."""
         if self.stopped:
+            self._settle_v1()  # what was applied still gets its protocol version
             return []
         return self._end_connection()
 
@@ -283,13 +297,19 @@ class Replayer:
                 events.extend(self.connection.receive_message(out_message, out_direction))  # type: ignore[arg-type]
             self._collect_adapter(before)
             self._stop_on_error(mark)
-            conn = self.connection
-            if conn.protocol_version is None:
-                conn.protocol_version = 1
-            for session in conn._sessions.values():
-                if session.protocol_version is None:
-                    session.protocol_version = 1
+        self._settle_v1()
         return events
+
+    def _settle_v1(self) -> None:
+        """A v1 connection's sessions (and the connection) say protocol version 1."""
+        if self._adapter is None:
+            return
+        conn = self.connection
+        if conn.protocol_version is None:
+            conn.protocol_version = 1
+        for session in conn._sessions.values():
+            if session.protocol_version is None:
+                session.protocol_version = 1
 
     def all_diagnostics(self) -> list[Diagnostic]:
         """Reader, adapter and connection diagnostics, in log order.

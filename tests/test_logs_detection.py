@@ -262,6 +262,19 @@ def test_strict_stops_at_an_error_of_a_message_held_back_until_the_version_is_kn
         assert result.snapshot()["sessions"] == []
 
 
+def test_a_strict_replayer_fed_message_by_message_stops_at_the_first_error() -> None:
+    from acp_client import Replayer
+
+    bad = {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {"type": "text"}}
+    running = {"sessionUpdate": "state_update", "state": "running"}
+    replayer = Replayer(protocol=2, strict=True)
+    for update in (bad, running):
+        params = {"sessionId": "s", "update": update}
+        replayer.feed("incoming", {"jsonrpc": "2.0", "method": "session/update", "params": params})
+    assert replayer.stopped
+    assert replayer.connection.session("s").state is None
+
+
 def test_strict_ignores_warnings() -> None:
     data = jl({"id": 0, "method": "initialize"}, INIT_OK)
     result = read_log(data, strict=True)

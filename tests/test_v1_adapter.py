@@ -2036,6 +2036,13 @@ def test_strict_replay_stops_at_the_v1_adapters_first_error() -> None:
     strict = replay_log(data, strict=True)
     assert strict.stopped_early and not strict.ok
     assert strict.snapshot()["sessions"][0]["timeline"] == []
+    assert strict.snapshot()["sessions"][0]["protocolVersion"] == 1
+    # the error found while flushing what was held back (no initialize: undecided till
+    # the end): still a v1 session
+    agent_only = b"".join(json.dumps(line).encode() + b"\n" for line in lines[2:])
+    held = replay_log(agent_only, strict=True)
+    assert held.stopped_early
+    assert [s["protocolVersion"] for s in held.snapshot()["sessions"]] == [1]
 
 
 def test_a_tool_call_update_whose_content_is_no_array_leaves_the_content_alone() -> None:
