@@ -899,7 +899,8 @@ class Connection:
         if sid is None:
             return
         session = self._session(sid, events)
-        replay = session.lifecycle == "replaying"
+        # (a session/close sent meanwhile changed the lifecycle, not the replay under way)
+        replay = session.lifecycle == "replaying" or session._previous is not None
         if not _replays(pending.params):
             session.end_resume()
         if error is None:

@@ -1159,6 +1159,11 @@ class Session:
         # the prompts this replay can tell about: accepted before it began (R2)
         self._replay_prompts = [p for p in self.prompts if p.status == "accepted"]
         self._previous = {entry.key: entry for entry in self._timeline}
+        for call in self._tool_calls.values():
+            # 12.3 step 3: local cancellation overlays and pending entity cancels are
+            # dropped; what the replay does not report again keeps the agent's own status.
+            call.locally_cancelled = False
+            call.cancel_pending = False
         self._previous_side = (self._terminals, self._plans)
         self._timeline = []
         self._user, self._agent, self._thought = {}, {}, {}

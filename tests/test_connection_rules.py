@@ -8,6 +8,7 @@ fed both directions of a log), checked on ``snapshot()``, events and the bytes w
 from __future__ import annotations
 
 import base64
+import copy
 import json
 from typing import Any
 
@@ -68,6 +69,7 @@ from acp_client.schema import (
     ResourceLink,
     TextContent,
 )
+from acp_client.testing import FakeAgent, ReferenceModel
 
 START = {"type": "start"}
 CMD_X = {"type": "command", "name": "x", "description": "X"}
@@ -2322,3 +2324,39 @@ def test_r45_a_failed_replay_marks_the_prompts_it_lost_not_retained() -> None:
     log.agent(error(2, -32603, "boom"))
     assert [e["messageId"] for e in log.session()["unretained"]] == ["u1"]
     assert log.conn.prompt(1).not_retained
+
+
+def _library_and_model(agent: FakeAgent) -> list[dict[str, Any]]:
+    conn = Connection(live=False)
+    for direction, message in copy.deepcopy(agent.messages):
+        conn.receive_message(message, direction)
+    model = ReferenceModel()
+    model.feed_all(copy.deepcopy(agent.messages))
+    return [conn.snapshot()["sessions"][0], model.snapshot()["sessions"][0]]
+
+
+def test_12_3_a_close_sent_during_a_replay_still_ends_the_replay() -> None:
+    # Step 4 on the resume's success: what the replay did not report again is unretained,
+    # also when the user closed the session while the replay was under way (11.5).
+    agent = FakeAgent(SID).initialize(0).new_session(1)
+    agent.prompt(2, "go").prompt_response(2, "u1").user_message("u1", "go").state("running")
+    agent.tool_call("c1", title="Read", status="completed").state("idle", stop_reason="end_turn")
+    agent.resume(3).close(4).user_message("u1", "go").state("idle", stop_reason="end_turn")
+    agent.resume_response(3).close_response(4)
+    for session in _library_and_model(agent):
+        assert [e["messageId"] for e in session["timeline"]] == ["u1"]
+        assert [e["toolCallId"] for e in session["unretained"]] == ["c1"]
+
+
+def test_12_3_a_replay_drops_the_local_cancellation_overlay() -> None:
+    # Step 3: overlays are dropped; an unretained tool call keeps the agent's own status.
+    agent = FakeAgent(SID).initialize(0).new_session(1)
+    agent.prompt(2, "go").prompt_response(2, "u1").user_message("u1", "go").state("running")
+    agent.tool_call("c1", title="Run", status="in_progress")
+    agent.cancel().state("idle", stop_reason="cancelled")  # no later status for c1
+    agent.resume(3).user_message("u1", "go").state("idle", stop_reason="cancelled")
+    agent.resume_response(3)
+    for session in _library_and_model(agent):
+        assert [(e["toolCallId"], e["status"]) for e in session["unretained"]] == [
+            ("c1", "in_progress")
+        ]

@@ -206,3 +206,23 @@ def test_importing_the_kit_does_not_import_hypothesis() -> None:
         "assert 'hypothesis' not in sys.modules; assert 'trio' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("split", [0, -1])
+def test_loopback_refuses_a_split_that_is_no_positive_size(split: int) -> None:
+    from acp_client import Connection
+    from acp_client.testing import Loopback
+
+    with pytest.raises(ValueError, match="split"):
+        Loopback(Connection(live=False)).play(FakeAgent("s").state("running"), split=split)
+
+
+def test_loopback_split_gives_the_same_state_as_whole_messages() -> None:
+    from acp_client import Connection
+    from acp_client.testing import Loopback
+
+    script = FakeAgent("s").state("running").agent_chunk("m", "héllo").state("idle")
+    whole, split = Loopback(Connection(live=False)), Loopback(Connection(live=False))
+    whole.play(script)
+    split.play(script, split=3)
+    assert split.connection.snapshot() == whole.connection.snapshot()

@@ -62,8 +62,10 @@ def validate_update(update: dict[str, Any]) -> None:
 
 
 def validate_message(message: dict[str, Any], version: str = "v2") -> None:
-    if message.get("method") == "session/update" and version == "v2":
-        _validator("v2", "UpdateSessionNotification").validate(message["params"])
+    if message.get("method") == "session/update":
+        # the root schema's params accept any extension notification: check the method's own
+        definition = "UpdateSessionNotification" if version == "v2" else "SessionNotification"
+        _validator(version, definition).validate(message["params"])
     _validator(version).validate(message)
 
 

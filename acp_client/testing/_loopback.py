@@ -59,7 +59,12 @@ class Loopback:
         Incoming messages go through ``receive_data`` as newline-delimited bytes (cut into
         pieces of ``split`` bytes when given, to exercise framing); outgoing ones through
         ``receive_message``.
+
+        Raises:
+            ValueError: ``split`` is given and not a positive number of bytes.
         """
+        if split is not None and split < 1:
+            raise ValueError(f"split must be a positive number of bytes, not {split!r}")
         pairs = script.messages if isinstance(script, FakeAgent) else list(script)
         events: list[Event] = []
         for direction, message in pairs:

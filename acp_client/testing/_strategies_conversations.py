@@ -623,6 +623,17 @@ def conversations(
 # -- v1 traffic (V1-TO-V2.md) -------------------------------------------------------------
 
 
+def _v1_plan_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """A v2 plan entry as schema-v1 has it: closed priority and status enums, no `_meta`."""
+    priority = entry.get("priority")
+    status = entry.get("status")
+    return {
+        "content": entry["content"],
+        "priority": priority if priority in ("high", "medium", "low") else "medium",
+        "status": status if status in ("pending", "in_progress", "completed") else "completed",
+    }
+
+
 def _v1_update(sid: str, update: Message) -> Pair:
     params = {"sessionId": sid, "update": update}
     return ("incoming", {"jsonrpc": "2.0", "method": "session/update", "params": params})
@@ -686,11 +697,7 @@ def _v1_streams(draw: st.DrawFn, session_id: str, max_turns: int) -> Exchange:
             elif step == "plan":
                 entries = draw(
                     st.lists(
-                        plan_entries.map(
-                            lambda e: {
-                                k: v for k, v in e.items() if k != "_meta" and v != "cancelled"
-                            }
-                        ),
+                        plan_entries.map(_v1_plan_entry),
                         max_size=3,
                     )
                 )
