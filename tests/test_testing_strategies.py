@@ -429,3 +429,32 @@ def test_splits_reach_one_piece_per_element_for_long_inputs() -> None:
 
     assert find(rechunkings("a" * 30), lambda parts: len(parts) == 30) == ["a"] * 30
     assert find(byte_stream_splits(b"x" * 30), lambda parts: len(parts) == 30) == [b"x"] * 30
+
+
+def test_conversations_shrink_to_plain_turns() -> None:
+    # Held prompts and empty chunks are edge cases: a minimal example has neither, so a
+    # failing property shows what matters (the features are on at the top of their draw).
+    def prompts(c: list[tuple[str, dict[str, Any]]]) -> int:
+        return sum(1 for _, m in c if m.get("method") == "session/prompt")
+
+    minimal = find(
+        conversations(initialize=False, resume=False),
+        lambda c: prompts(c) >= 2,
+        settings=settings(
+            database=None, max_examples=2000, suppress_health_check=list(HealthCheck)
+        ),
+    )
+    methods = [m.get("method") for _, m in minimal]
+    first_idle = next(
+        i
+        for i, (_, m) in enumerate(minimal)
+        if m.get("method") == "session/update" and m["params"]["update"].get("state") == "idle"
+    )
+    assert methods.index("session/prompt", 3) > first_idle  # the second prompt is not held
+    texts = [
+        m["params"]["update"]["content"].get("text")
+        for _, m in minimal
+        if m.get("method") == "session/update"
+        and m["params"]["update"]["sessionUpdate"].endswith("_chunk")
+    ]
+    assert "" not in texts

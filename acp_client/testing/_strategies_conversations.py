@@ -317,7 +317,7 @@ def _chunks_or_whole(draw: st.DrawFn, a: FakeAgent, role: str, mid: str, text: s
         whole(mid, draw(st.lists(any_blocks, min_size=1, max_size=3)))
     else:
         pieces = draw(_text_rechunkings(text))
-        if draw(st.integers(0, 7)) == 0:  # an empty text block is a chunk too
+        if draw(st.integers(0, 7)) == 7:  # an empty text block is a chunk too
             pieces.insert(draw(st.integers(0, len(pieces))), "")
         if style == "whole+chunks":
             whole(mid, pieces[0])
@@ -470,7 +470,7 @@ def _turn(
             agent_rid[0] += 1
             tail.permission_request(pending, "Continue?", cid)
         held = None
-        if draw(st.integers(0, 3)) == 0:  # a prompt sent while busy, held by the agent
+        if draw(st.integers(0, 3)) == 3:  # a prompt sent while busy, held by the agent
             held = client_rid[0]
             client_rid[0] += 1
             tail.prompt(held, draw(_texts))
@@ -563,7 +563,7 @@ def _conversations(
     previous: Exchange = []
     for _ in range(draw(st.integers(1, max_turns))):
         turn, next_window = draw(_turn(session_id, ids, client_rid, agent_rid, history))
-        if window is not None and draw(st.integers(0, 3)) == 0:
+        if window is not None and draw(st.integers(0, 3)) == 3:
             # Sent while the previous turn was busy: held, answered after its idle (10.2).
             previous.insert(draw(st.integers(*window)), turn.pop(0))
         out += previous
@@ -759,7 +759,7 @@ def _v1_streams(draw: st.DrawFn, session_id: str, max_turns: int) -> Exchange:
                 if draw(st.booleans()):
                     update["title"] = None  # v1: null means "no change"
                 out.append(_v1_update(sid, update))
-        if draw(st.integers(0, 3)) == 0:
+        if draw(st.integers(0, 3)) == 3:
             out.append(
                 (
                     "outgoing",
