@@ -926,8 +926,8 @@ REFUSAL = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "refu
 END_TURN = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
 
 
-def _cut_and_refuse(head: list[dict[str, Any]], tail: list[dict[str, Any]]) -> None:
-    """Apply ``head``, snapshot, load, apply ``tail`` to both: the same snapshot (R14)."""
+def _load_midway(head: list[dict[str, Any]], tail: list[dict[str, Any]]) -> None:
+    """Apply ``head``, snapshot, load, apply ``tail`` to both: the same snapshot."""
     original = Session(SID)
     for u in head:
         apply(original, u)
@@ -941,7 +941,7 @@ def _cut_and_refuse(head: list[dict[str, Any]], tail: list[dict[str, Any]]) -> N
 def test_load_session_without_a_state_keeps_the_whole_timeline_as_current_work() -> None:
     # No state_update yet (a session/new session's first prompt, echoed before running):
     # live, nothing has ended, so the refusal marks from the first user message.
-    _cut_and_refuse(
+    _load_midway(
         [chunk("agent", "a0", "hello"), chunk("user", "u1", "x")],
         [RUNNING, chunk("agent", "a1", "y"), REFUSAL],
     )
@@ -952,7 +952,7 @@ def test_load_session_without_a_state_keeps_the_whole_timeline_as_current_work()
 # guess (a field in the snapshot format would fix them; the README says so at load_session).
 @pytest.mark.xfail(strict=True, reason="snapshot@1 does not record where the work started")
 def test_load_session_idle_between_an_echo_and_its_running() -> None:
-    _cut_and_refuse(
+    _load_midway(
         [chunk("user", "u0", "x"), RUNNING, END_TURN, chunk("user", "u1", "x")],
         [RUNNING, chunk("agent", "a1", "y"), REFUSAL],
     )
@@ -960,7 +960,7 @@ def test_load_session_idle_between_an_echo_and_its_running() -> None:
 
 @pytest.mark.xfail(strict=True, reason="snapshot@1 does not record where the work started")
 def test_load_session_during_work_the_agent_started_after_a_turn() -> None:
-    _cut_and_refuse(
+    _load_midway(
         [chunk("user", "u0", "x"), RUNNING, chunk("agent", "a0", "y"), END_TURN, RUNNING],
         [chunk("agent", "a1", "z"), REFUSAL],
     )
@@ -976,14 +976,7 @@ continuations = conversations.map(
 def test_loaded_session_keeps_applying_like_the_original(
     head: list[dict[str, Any]], tail: list[dict[str, Any]]
 ) -> None:
-    original = Session(SID)
-    for u in head:
-        apply(original, u)
-    loaded = load_session(copy.deepcopy(snap_of(original)))
-    for u in tail:
-        apply(original, u)
-        apply(loaded, u)
-    assert snap_of(loaded) == snap_of(original)
+    _load_midway(head, tail)
 
 
 def test_load_session_keeps_terminal_first_seen_order() -> None:
