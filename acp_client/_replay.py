@@ -245,9 +245,6 @@ class Replayer:
         events: list[Event] = []
         buffered, self._buffer = self._buffer, []
         for direction, message, line in buffered:
-            if not self.strict:
-                events.extend(self._apply(direction, message, line))
-                continue
             mark = self.error_mark()
             events.extend(self._apply(direction, message, line))
             self._stop_on_error(mark)
