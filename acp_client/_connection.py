@@ -57,6 +57,9 @@ Direction = Literal["incoming", "outgoing"]
 _FAST_DECODE = msgspec.json.Decoder(_FastUpdate).decode
 _BATCH_DECODE = msgspec.json.Decoder(list[_FastUpdate]).decode
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError, RecursionError)
+#: Requests that need something the agent's initialize answer offers (C4, C6, C7).
+_GATED = frozenset({"auth/login", "auth/logout", "session/delete", "session/new", "session/resume"})
+_MCP_TRANSPORTS: dict[type[Any], str] = {s.McpServerHttp: "http", s.McpServerStdio: "stdio"}
 _UPDATE_PARAMS = s.UpdateSessionNotification
 
 
@@ -157,6 +160,24 @@ def _field(obj: Any, name: str, wire_name: str | None = None) -> Any:
     if isinstance(obj, dict):
         return obj.get(wire_name or name, UNSET)
     return getattr(obj, name, UNSET)
+
+
+def _check_mcp_transports(servers: list[Any], mcp: Any) -> None:
+    """C6: MCP servers only with a transport the agent advertises (``session.mcp``)."""
+    extra = getattr(mcp, "extra", None)
+    for server in servers:
+        kind = _MCP_TRANSPORTS.get(type(server))
+        if kind is None and isinstance(server, dict):
+            kind = server.get("type")
+        if kind in ("http", "stdio"):
+            offered = getattr(mcp, kind, None) not in (None, UNSET)
+        else:  # a transport this library does not know: offered only by a field of that name
+            offered = isinstance(extra, dict) and extra.get(kind) is not None
+        if not offered:
+            raise LocalProtocolError(
+                f"MCP server transport {kind!r}: the agent does not advertise"
+                f" session.mcp.{kind} (C6)"
+            )
 
 
 def _replays(params: Any) -> bool:
@@ -1147,7 +1168,10 @@ class Connection:
         Raises:
             LocalProtocolError: ``initialize`` after another request was sent (it is
                 repeatable only until then, section 1.4); live, any other request before
-                ``initialize`` was sent (C1).
+                ``initialize`` was sent (C1); live, once the ``initialize`` answer is in:
+                ``auth/login`` / ``auth/logout`` when it listed no ``authMethods`` (C4),
+                ``session/delete`` unless ``session.delete`` is advertised (C7), MCP
+                servers of a transport ``session.mcp`` does not advertise (C6).
         """
         if method == "initialize":
             if self._requests_sent:
@@ -1156,11 +1180,28 @@ class Connection:
                 )
         elif self.live and not self._initialize_sent:
             raise LocalProtocolError(f"{method}: send initialize before any other request (C1)")
+        elif method in _GATED and self.live and self._capabilities_answered:
+            self._check_offered(method, params)
         rid = self._new_id()
         message = s.Request(id=rid, method=method, params=params)
         data = self._write(message)  # what cannot be encoded is not recorded as sent
         self._record(message)
         return SentRequest(rid, data)
+
+    def _check_offered(self, method: str, params: Any) -> None:
+        """C4, C6, C7: what the agent's initialize answer must offer (C3: omitted is no)."""
+        session = getattr(self.agent_capabilities, "session", None)
+        if method in ("session/new", "session/resume"):
+            servers = _field(params, "mcp_servers", "mcpServers")
+            if isinstance(servers, list):
+                _check_mcp_transports(servers, getattr(session, "mcp", None))
+        elif method == "session/delete":
+            if getattr(session, "delete", None) in (None, UNSET):
+                raise LocalProtocolError(
+                    "session/delete: the agent does not advertise session.delete (C7)"
+                )
+        elif not self.auth_methods:
+            raise LocalProtocolError(f"{method}: the agent offered no authMethods (C4)")
 
     def send_notification(self, method: str, params: Any = UNSET) -> bytes:
         """Build, record and encode a notification."""
@@ -1200,8 +1241,8 @@ class Connection:
         """``session/new`` in the absolute directory ``cwd``.
 
         Raises:
-            LocalProtocolError: a relative path, or ``additional_directories`` the agent
-                did not advertise (C6).
+            LocalProtocolError: a relative path, ``additional_directories`` or an MCP
+                server transport the agent did not advertise (C6).
         """
         self._check_roots(cwd, additional_directories)
         params = s.NewSessionRequest(cwd=cwd, mcp_servers=list(mcp_servers))
@@ -1221,8 +1262,8 @@ class Connection:
         """``session/resume``; with ``replay`` the agent replays its retained history.
 
         Raises:
-            LocalProtocolError: a relative path, or ``additional_directories`` the agent
-                did not advertise (C6).
+            LocalProtocolError: a relative path, ``additional_directories`` or an MCP
+                server transport the agent did not advertise (C6).
         """
         self._check_roots(cwd, additional_directories)
         params = s.ResumeSessionRequest(

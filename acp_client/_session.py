@@ -123,6 +123,7 @@ class Session:
         "_handlers",
         "_idle_ordinal",
         "_messages",
+        "_notice_ordinals",
         "_notices",
         "_ordinal",
         "_permission_log",
@@ -138,6 +139,7 @@ class Session:
         "_turn_start_index",
         "_unechoed_reported",
         "_unknown",
+        "_unknown_ordinals",
         "_unretained",
         "_user",
         "_work_awaited",
@@ -224,7 +226,9 @@ class Session:
         self.session_info: dict[str, Any] | None = None
         self.usage: dict[str, Any] | None = None
         self._notices: list[Any] = []
+        self._notice_ordinals: list[int] = []
         self._unknown: list[dict[str, Any]] = []
+        self._unknown_ordinals: list[int] = []
         self._unretained: list[TimelineEntry] = []
         self.unretained_terminals: dict[str, TerminalState] = {}
         """Terminals a history replay did not report again (not in the snapshot)."""
@@ -303,9 +307,19 @@ class Session:
         return ListView(self._notices)
 
     @property
+    def notice_ordinals(self) -> ListView:
+        """The ordinal each of :attr:`notices` arrived at (2.2), to anchor it in a UI."""
+        return ListView(self._notice_ordinals)
+
+    @property
     def unknown_updates(self) -> ListView:
         """Updates of unknown kinds, verbatim, in arrival order."""
         return ListView(self._unknown)
+
+    @property
+    def unknown_update_ordinals(self) -> ListView:
+        """The ordinal each of :attr:`unknown_updates` arrived at (2.2, 13.1)."""
+        return ListView(self._unknown_ordinals)
 
     @property
     def unretained(self) -> ListView:
@@ -776,6 +790,7 @@ class Session:
 
     def _notice(self, u: s.Notice) -> ev.Event:
         self._notices.append(u)
+        self._notice_ordinals.append(self._ordinal)
         return ev.NoticeReceived(session_id=self.session_id, notice=u)
 
     def _compaction(self, compaction_id: str) -> tuple[CompactionState, bool]:
@@ -1025,6 +1040,7 @@ class Session:
         if not isinstance(update, dict):
             raise TypeError(f"not a session update: {type(update).__name__}")
         self._unknown.append(update)
+        self._unknown_ordinals.append(self._ordinal)
         return ev.UnknownUpdateReceived(session_id=self.session_id, update=update)
 
     # --------------------------------------------------------- prompts and cancel

@@ -267,9 +267,13 @@ def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> 
         )
     if "usage" in data:
         session.apply(convert({**data["usage"], "sessionUpdate": "usage_update"}, s.SessionUpdate))
+    # A snapshot keeps no ordinals: its notices and unknown updates are placed where the load
+    # has come to (after every entity), in their order.
     for item in data.get("notices", []):
         session._notices.append(convert({**item, "sessionUpdate": "notice"}, s.SessionUpdate))
     session._unknown = list(data.get("unknownUpdates", []))
+    session._notice_ordinals = [session._ordinal] * len(session._notices)
+    session._unknown_ordinals = [session._ordinal] * len(session._unknown)
     if "state" in data:
         session.state = convert({**data["state"], "sessionUpdate": "state_update"}, s.SessionUpdate)
         background = session.state.background if session.state is not None else UNSET

@@ -516,6 +516,13 @@ def test_a23_notices() -> None:
     log.upd({"sessionUpdate": "notice", **custom})
     snap = log.session()
     assert snap["notices"] == [warn, err, custom]
+    session = log.sess()
+    # recorded with ordinals (2.2, 9.6): a UI anchors each where it arrived
+    assert list(session.notice_ordinals) == [2, 3, session.ordinal]
+    log.upd(chunk("agent", "m1", "x"), {"sessionUpdate": "_acme_progress", "p": 1})
+    assert list(session.unknown_updates) == [{"sessionUpdate": "_acme_progress", "p": 1}]
+    assert list(session.unknown_update_ordinals) == [session.ordinal]
+    assert list(session.notice_ordinals)[-1] == session.ordinal - 2
     assert snap["timeline"] == [] and snap["state"] == {"state": "running"}
     assert snap["completedTurns"] == []
 

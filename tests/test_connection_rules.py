@@ -66,6 +66,7 @@ from acp_client import (
 from acp_client.schema import (
     ClientCapabilities,
     ImageContent,
+    McpServerStdio,
     ResourceLink,
     TextContent,
 )
@@ -539,6 +540,60 @@ def test_c6_additional_directories_only_if_advertised() -> None:
     _initialized({"additionalDirectories": {}}).send_new_session(
         "/w", additional_directories=["/q"]
     )
+
+
+def test_c6_mcp_servers_only_with_an_advertised_transport() -> None:
+    stdio = McpServerStdio(name="fs", command="/bin/fs")
+    http = {"type": "http", "name": "web", "url": "https://mcp.example", "headers": []}
+    sse = {"type": "sse", "name": "old", "url": "https://mcp.example"}
+    conn = _initialized({"mcp": {"stdio": {}}})
+    conn.send_new_session("/w", mcp_servers=[stdio])
+    conn.send_resume(SID, "/w", mcp_servers=[stdio])
+    for servers in ([http], [stdio, http], [sse]):
+        with pytest.raises(LocalProtocolError, match="C6"):
+            conn.send_new_session("/w", mcp_servers=servers)  # type: ignore[list-item]
+        with pytest.raises(LocalProtocolError, match="C6"):
+            conn.send_resume(SID, "/w", mcp_servers=servers)  # type: ignore[list-item]
+    with pytest.raises(LocalProtocolError, match=r"session\.mcp\.stdio"):  # C3: null is no
+        _initialized({"mcp": {"stdio": None, "http": {}}}).send_new_session(
+            "/w", mcp_servers=[stdio]
+        )
+    both = _initialized({"mcp": {"stdio": {}, "http": {}, "sse": {}}})
+    both.send_new_session("/w", mcp_servers=[stdio, http, sse])  # type: ignore[list-item]
+    # raw params through send_request are checked the same way
+    with pytest.raises(LocalProtocolError, match="C6"):
+        _initialized({}).send_request("session/new", {"cwd": "/w", "mcpServers": [http]})
+    _initialized({}).send_new_session("/w")  # no server needs nothing
+
+
+def test_c4_auth_methods_only_when_the_agent_offers_some() -> None:
+    def answered(**fields: Any) -> Connection:
+        conn = Connection()
+        rid, _ = conn.send_initialize()
+        result = {"protocolVersion": 2, "capabilities": {}, "info": INFO, **fields}
+        conn.receive_message(response(rid, result), "incoming")
+        return conn
+
+    for conn in (answered(), answered(authMethods=[]), answered(authMethods=None)):
+        for method in ("auth/login", "auth/logout"):
+            with pytest.raises(LocalProtocolError, match="C4"):
+                conn.send_request(method, {"methodId": "key"})
+    methods = [{"type": "agent", "methodId": "key", "name": "API key"}]
+    conn = answered(authMethods=methods)
+    conn.send_request("auth/login", {"methodId": "key"})
+    conn.send_request("auth/logout", {})
+
+
+def test_c7_session_delete_only_if_advertised() -> None:
+    for caps in ({}, {"delete": None}):
+        with pytest.raises(LocalProtocolError, match="C7"):
+            _initialized(caps).send_request("session/delete", {"sessionId": SID})
+    _initialized({"delete": {}}).send_request("session/delete", {"sessionId": SID})
+    # before the answer is known, and in a replayed log, nothing is refused
+    early = Connection()
+    early.send_initialize()
+    early.send_request("session/delete", {"sessionId": SID})
+    Connection(live=False).send_request("session/delete", {"sessionId": SID})
 
 
 def test_c21_set_only_listed_values_or_booleans() -> None:

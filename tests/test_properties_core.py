@@ -34,7 +34,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from acp_client import Connection, Session, load_session
+from acp_client import (
+    Connection,
+    NoticeReceived,
+    Session,
+    UnknownUpdateReceived,
+    load_session,
+)
 
 # ACP_PROPERTY_SCALE=20 multiplies every example budget (a longer local bug hunt)
 SCALE = int(os.environ.get("ACP_PROPERTY_SCALE", "1"))
@@ -894,6 +900,30 @@ def _with_prompts_and_permissions(convo: list[dict[str, Any]], data: st.DataObje
 reloadable = conversations.map(
     lambda c: c if LOAD_KEEPS_TERMINAL_ORDER else [u for u in c if not _names_terminal(u)]
 )
+
+
+@given(st.lists(st.one_of(entity_updates, session_level_updates), max_size=25))
+def test_notices_and_unknown_updates_keep_the_ordinal_they_arrived_at(
+    updates: list[dict[str, Any]],
+) -> None:
+    # 2.2 / 9.6 / 13.1: each is recorded with its ordinal, whatever came between them; the
+    # ordinal of an update is its place in the stream (every applied update takes one).
+    session = Session(SID)
+    notices: list[int] = []
+    unknown: list[int] = []
+    for place, u in enumerate(updates, 1):
+        event = apply(session, u)
+        if isinstance(event, NoticeReceived):
+            notices.append(place)
+        elif isinstance(event, UnknownUpdateReceived):
+            unknown.append(place)
+    assert list(session.notice_ordinals) == notices
+    assert list(session.unknown_update_ordinals) == unknown
+    assert len(session.notices) == len(notices) and len(session.unknown_updates) == len(unknown)
+    loaded = load_session(copy.deepcopy(snap_of(session)))
+    # a snapshot keeps no ordinals: they are placed after everything the load rebuilt
+    assert list(loaded.notice_ordinals) == [loaded.ordinal] * len(notices)
+    assert list(loaded.unknown_update_ordinals) == [loaded.ordinal] * len(unknown)
 
 
 @SLOW
