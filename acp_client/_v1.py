@@ -117,6 +117,7 @@ class _Session:
     agent_options: list[JSON] | None = None
     modes: list[dict[str, JSON]] | None = None
     mode_current: str | None = None
+    config_emitted: int = 0  # config_option_updates emitted (R50: a setup result yields)
 
 
 class V1Adapter:
@@ -148,6 +149,8 @@ class V1Adapter:
         self.truncated_terminals: set[tuple[str, str]] = set()
         self._sessions: dict[str, _Session] = {}
         self._sent: dict[str, tuple[str, JSON]] = {}  # client requests: key -> (method, params)
+        # session/load and session/resume requests: key -> config_emitted when sent
+        self._config_marks: dict[str, int] = {}
         self._received: dict[str, tuple[str, JSON]] = {}  # Agent requests awaiting answers
         self._turns: dict[str, _Turn] = {}
         self._line: int | None = None
@@ -190,6 +193,7 @@ class V1Adapter:
         connection is inserted later.
         """
         self._sent.clear()
+        self._config_marks.clear()
         self._received.clear()
         self._turns.clear()
         for session in self._sessions.values():
@@ -313,6 +317,7 @@ class V1Adapter:
         if method in ("session/new", "session/load", "session/resume"):
             fixed = tr.mcp_servers(params_dict)
             if session is not None and method != "session/new":
+                self._config_marks[key] = session.config_emitted
                 session.open = None
                 session.pending = None  # after a load, no turn is in flight (section 9)
                 session.active.clear()
@@ -471,7 +476,7 @@ class V1Adapter:
             if not isinstance(update.get("configOptions"), list):
                 return update  # the v2 side rejects it, as it would a v2 one
             session.agent_options = tr.config_options(update["configOptions"])
-            return {**update, "configOptions": self._options(session)}
+            return {**update, **self._config_update(session)}
         if kind == "session_info_update":
             patch, session.info_meta = tr.meta_replacement(
                 session.info_meta, update.get("_meta", tr.MISSING), full=False
@@ -501,8 +506,11 @@ class V1Adapter:
     def _chunk(self, session: _Session, role: str, update: Message) -> Message:
         message_id = update.get("messageId")
         if isinstance(message_id, str):
+            # 4.2: it closes the open message unless it continues it (an adopted echo, 5.2);
+            # the next id-less chunk starts a new one (4.3).
             session.agent_ids.add(message_id)
-            session.open = (role, message_id)
+            if session.open != (role, message_id):
+                session.open = None
             return update
         if message_id is not None:
             self._diag(
@@ -526,6 +534,11 @@ class V1Adapter:
             modes.append({"value": mode, "name": mode})
         if tr.has_real_mode_option(session.agent_options or []):
             return None
+        return self._config_update(session)
+
+    def _config_update(self, session: _Session) -> Message:
+        """The complete option list, as the `config_option_update` to emit."""
+        session.config_emitted += 1
         return {"sessionUpdate": "config_option_update", "configOptions": self._options(session)}
 
     # --- responses ------------------------------------------------------------------------
@@ -548,23 +561,22 @@ class V1Adapter:
         if method == "initialize" and ok and isinstance(result, dict):
             return [(direction, {**message, "result": tr.initialize_result(result)})]
         if method == "session/new" and ok and isinstance(result, dict):
-            return [
-                (
-                    direction,
-                    {
-                        **message,
-                        "result": self._setup(self._session(result.get("sessionId")), result),
-                    },
-                )
-            ]
+            new = self._session(result.get("sessionId"))
+            out: Output = [(direction, {**message, "result": self._setup(new, result, 0)})]
+            return out + self._raced(new, 0)
         if method in ("session/load", "session/resume") and session is not None:
+            mark = self._config_marks.pop(key, session.config_emitted)
             session.replaying = False
             session.open = None
             if not ok:
                 return [(direction, message)]
             snapshot = self._state(session, "idle")
-            setup = self._setup(session, result if isinstance(result, dict) else {})
-            return [snapshot, (direction, {**message, "result": setup})]
+            setup = self._setup(session, result if isinstance(result, dict) else {}, mark)
+            return [
+                snapshot,
+                (direction, {**message, "result": setup}),
+                *self._raced(session, mark),
+            ]
         if method == "session/set_mode" and ok and session is not None:
             mode = params_dict.get("modeId")
             update = self._set_mode(session, mode) if isinstance(mode, str) else None
@@ -586,26 +598,50 @@ class V1Adapter:
                 session.closed = True
         return [(direction, message)]
 
-    def _setup(self, session: _Session | None, result: dict[str, JSON]) -> dict[str, JSON]:
-        """A v1 `session/new` / `load` / `resume` result in v2 shape (modes -> config option)."""
+    def _setup(
+        self, session: _Session | None, result: dict[str, JSON], mark: int | None = None
+    ) -> dict[str, JSON]:
+        """A v1 `session/new` / `load` / `resume` result in v2 shape (modes -> config option).
+
+        ``mark`` is the count of option lists emitted when the request was sent; when more
+        were emitted since (a mode or option update raced the result), what they said is
+        newer and stays (R50), and the result adds the mode names only it knows.
+        """
         out = {k: v for k, v in result.items() if k != "modes"}
         if "availableCommands" in out:
             out["availableCommands"] = tr.commands(out["availableCommands"])
         if session is None:
             return out
+        raced = mark is not None and session.config_emitted > mark
         modes = result.get("modes")
         options = result.get("configOptions")
-        session.agent_options = tr.config_options(options)
+        if not raced or (isinstance(options, list) and session.agent_options is None):
+            session.agent_options = tr.config_options(options)
         modes = modes if isinstance(modes, dict) else {}
         current = modes.get("currentModeId")
         if isinstance(current, str):
-            session.modes = tr.modes_list(modes.get("availableModes"))
+            listed = tr.modes_list(modes.get("availableModes"))
+            if raced and session.mode_current is not None:
+                known = {value.get("value") for value in listed}
+                listed += [v for v in session.modes or [] if v.get("value") not in known]
+                current = session.mode_current  # the update's value is the newer one
+            session.modes = listed
             session.mode_current = current
-        else:
+        elif not raced:
             session.modes = session.mode_current = None
         if isinstance(current, str) or isinstance(options, list):
             out["configOptions"] = self._options(session)
         return out
+
+    def _raced(self, session: _Session | None, mark: int) -> Output:
+        """After a setup result an option update raced: the complete list, as an update.
+
+        The v2 side keeps the raced update's list over the result's (R50), so what only the
+        result told (the mode names, say) would otherwise be lost.
+        """
+        if session is None or session.config_emitted <= mark:
+            return []
+        return [self._update(session, self._config_update(session))]
 
     def _prompt_answer(self, message: Message, turn: _Turn) -> Output:
         session = self._sessions[turn.session_id]

@@ -911,13 +911,25 @@ def test_grouping_rule_example() -> None:
     ]
 
 
-def test_explicit_id_chunk_opens_message_for_idless_followers() -> None:
+def test_explicit_id_chunk_closes_the_open_message_and_opens_none() -> None:
+    # 4.2 / 4.3: a chunk with an explicit id closes the open message; the next id-less chunk
+    # starts a new one, even of the same role (only an adopted echo is continued, 5.2).
     stream = [
         inc(chunk("agent_message")),
         inc(chunk("agent_message", message_id="m9")),
         inc(chunk("agent_message")),
+        inc(chunk("agent_message", message_id="m9")),
+        inc(chunk("agent_message", message_id="m9")),
+        inc(chunk("agent_message")),
     ]
-    assert chunk_ids(run(stream)) == ["acp-v1:agent:1", "m9", "m9"]
+    assert chunk_ids(run(stream)) == [
+        "acp-v1:agent:1",
+        "m9",
+        "acp-v1:agent:2",
+        "m9",
+        "m9",
+        "acp-v1:agent:3",
+    ]
 
 
 def test_minted_id_collision_gets_suffix() -> None:
@@ -1247,6 +1259,64 @@ MODES = {
     "currentModeId": "ask",
     "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
 }
+
+
+def _v1_log(*messages: Msg) -> bytes:
+    head = _v1_connection()[:2]
+    return "".join(json.dumps(m) + "\n" for m in (*head, *messages)).encode()
+
+
+MODE_LIST = [{"value": "ask", "name": "Ask"}, {"value": "code", "name": "Code"}]
+
+
+@pytest.mark.parametrize("method", ["session/new", "session/load"])
+def test_a_mode_update_racing_the_setup_result_keeps_the_results_mode_names(method: str) -> None:
+    # 6.2: the mode option lists the result's modes; R50: the update that came first is newer,
+    # so its current value stays. The result's list alone would be dropped (R50), so the
+    # complete list follows the result as an update.
+    params = {"cwd": "/w", "mcpServers": [], **({"sessionId": S1} if "load" in method else {})}
+    log = _v1_log(
+        req(1, method, params),
+        up({"sessionUpdate": "current_mode_update", "currentModeId": "code"}),
+        res(1, {"sessionId": S1, "modes": MODES}),
+    )
+    snap = replay_log(log).snapshot()
+    (session,) = snap["sessions"]
+    (mode,) = session["configOptions"]
+    assert (mode["configId"], mode["currentValue"], mode["options"]) == ("mode", "code", MODE_LIST)
+    assert snap["diagnostics"] == []
+
+
+def test_an_option_update_racing_a_load_result_keeps_both_lists() -> None:
+    model = {"id": "model", "name": "Model", "type": "select", "currentValue": "a"}
+    model["options"] = [{"value": "a", "name": "A"}]
+    log = _v1_log(
+        req(1, "session/new", {"cwd": "/w", "mcpServers": []}),
+        res(1, {"sessionId": S1}),
+        req(2, "session/load", {"sessionId": S1, "cwd": "/w", "mcpServers": []}),
+        up({"sessionUpdate": "config_option_update", "configOptions": [model]}),
+        res(2, {"modes": MODES}),
+    )
+    (session,) = replay_log(log).snapshot()["sessions"]
+    options = session["configOptions"]
+    assert [(o["configId"], o["currentValue"]) for o in options] == [
+        ("model", "a"),
+        ("mode", "ask"),
+    ]
+    assert options[1]["options"] == MODE_LIST
+
+
+def test_a_setup_result_without_a_race_adds_no_update() -> None:
+    out = run([*new_session({"modes": MODES}), inc(chunk("agent_message"))])
+    assert [u["sessionUpdate"] for u in updates(out)] == ["agent_message_chunk"]
+    stream = [
+        *new_session({"modes": MODES}),
+        inc(up({"sessionUpdate": "current_mode_update", "currentModeId": "code"})),
+        outg(req(2, "session/load", {"sessionId": S1, "cwd": "/w", "mcpServers": []})),
+        inc(res(2, {"modes": MODES})),
+    ]
+    kinds = [u["sessionUpdate"] for u in updates(run(stream))]
+    assert kinds == ["config_option_update", "state_update"]  # the mode update, the idle
 
 
 def test_mode_id_collision_uses_mode_v1() -> None:
