@@ -75,6 +75,15 @@ _ROLES = {"user_message_chunk": "user", "agent_message_chunk": "agent"}
 _ROLES["agent_thought_chunk"] = "thought"
 
 
+def _is_placeholder(item: JSON, terminal_id: str | None = None) -> bool:
+    """Whether a translated content item stands in for a terminal with no traffic (3.4)."""
+    return (
+        isinstance(item, dict)
+        and item.get("type") == "_acp_v1_terminal"
+        and (terminal_id is None or item.get("terminalId") == terminal_id)
+    )
+
+
 def _key(request_id: JSON) -> str:
     """A hashable key for a JSON-RPC id (``1`` and ``"1"`` stay distinct)."""
     return json.dumps(request_id, sort_keys=True)
@@ -114,6 +123,8 @@ class _Session:
     info_meta: JSON = None
     permissions: set[str] = field(default_factory=set)  # pending permission request keys
     terminals: set[str] = field(default_factory=set)  # terminal ids with rebuilt data
+    # tool calls whose latest content names a terminal without traffic yet: id -> content
+    placeholders: dict[str, list[JSON]] = field(default_factory=dict)
     agent_options: list[JSON] | None = None
     modes: list[dict[str, JSON]] | None = None
     mode_current: str | None = None
@@ -387,6 +398,12 @@ class V1Adapter:
             tool["_meta"] = patch
         elif "_meta" in tool:
             session.tool_meta[tool_id] = tr.meta_stored_after_patch(stored, tool["_meta"])
+        content = tool.get("content")
+        if "content" in tool or full:
+            if isinstance(content, list) and any(map(_is_placeholder, content)):
+                session.placeholders[tool_id] = content
+            else:
+                session.placeholders.pop(tool_id, None)
         if isinstance(tool.get("title"), str):
             session.titles[tool_id] = tool["title"]
         else:
@@ -724,6 +741,30 @@ class V1Adapter:
             self.truncated_terminals.add(pair)
         elif truncated is False:
             self.truncated_terminals.discard(pair)
-        session.terminals.add(update["terminalId"])
+        terminal_id = update["terminalId"]
+        first = terminal_id not in session.terminals
+        session.terminals.add(terminal_id)
         out.append(self._update(session, update))
+        if first:
+            out.extend(self._link_terminal(session, terminal_id))
+        return out
+
+    def _link_terminal(self, session: _Session, terminal_id: str) -> Output:
+        """Traffic for a terminal a tool call named before it: the reference, after all (3.4).
+
+        The custom ``_acp_v1_terminal`` item stands in only while the log has no traffic for
+        that terminal; once it has, each tool call still naming it gets its content again
+        with a v2 terminal reference in its place.
+        """
+        out: Output = []
+        for tool_id, content in list(session.placeholders.items()):
+            if not any(_is_placeholder(item, terminal_id) for item in content):
+                continue
+            fixed = [
+                {**item, "type": "terminal"} if _is_placeholder(item, terminal_id) else item
+                for item in content
+            ]
+            update = {"sessionUpdate": "tool_call_update", "toolCallId": tool_id, "content": fixed}
+            self._track_tool(session, update, full=False)
+            out.append(self._update(session, update))
         return out

@@ -1573,6 +1573,43 @@ def test_terminal_without_traffic_is_custom_item() -> None:
     ]
 
 
+def test_terminal_traffic_after_the_reference_links_the_tool_call_to_it() -> None:
+    # 3.4: the custom item stands in only when the log has no traffic for that terminal; a
+    # log that starts mid-stream shows the traffic after the tool call named it.
+    def tool(tool_id: str, *items: Msg, kind: str = "tool_call") -> tuple[str, Msg]:
+        return inc(up({"sessionUpdate": kind, "toolCallId": tool_id, "content": list(items)}))
+
+    t1 = {"type": "terminal", "terminalId": "t1", "_meta": {"k": 1}}
+    diff = {"type": "content", "content": {"type": "text", "text": "x"}}
+    stream = [
+        tool("a", diff, t1),
+        tool("b", t1),
+        tool("b", diff, kind="tool_call_update"),  # b no longer names t1
+        tool("c", {"type": "terminal", "terminalId": "t2"}),
+        inc(req(11, "terminal/output", {"sessionId": S1, "terminalId": "t1"})),
+        outg(res(11, {"output": "ok\n", "truncated": False})),
+        inc(req(12, "terminal/output", {"sessionId": S1, "terminalId": "t1"})),
+        outg(res(12, {"output": "ok\n", "truncated": False})),
+    ]
+    ups = updates(run(stream))
+    assert [u["sessionUpdate"] for u in ups[4:]] == [
+        "terminal_update",
+        "tool_call_update",  # a, relinked once
+        "terminal_update",
+    ]
+    assert ups[5] == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "a",
+        "content": [diff, {"type": "terminal", "terminalId": "t1", "_meta": {"k": 1}}],
+    }
+    log = _v1_log(*(m for _, m in stream))
+    session = replay_log(log).snapshot()["sessions"][0]
+    contents = {e["toolCallId"]: e["content"] for e in session["timeline"]}
+    assert contents["a"][1] == {"type": "terminal", "terminalId": "t1", "_meta": {"k": 1}}
+    assert contents["b"] == [diff]
+    assert contents["c"] == [{"type": "_acp_v1_terminal", "terminalId": "t2"}]
+
+
 # --- section 9: agent-only (degraded) mode ----------------------------------------------------
 
 
