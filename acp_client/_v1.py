@@ -378,6 +378,13 @@ class V1Adapter:
             self._diag("v1-permission-invalid", "permission request without toolCall", "warning")
             v2["title"] = "Permission requested"
         v2.update({k: v for k, v in params.items() if k not in ("sessionId", "toolCall")})
+        if params.get("options") == [] and isinstance(tool, dict):
+            # v1 allows no options; v2 needs one, so the request itself is rejected (with its
+            # line). Its tool call is still the Agent's news: applied on its own (7).
+            update = {**tool, "sessionUpdate": "tool_call_update"}
+            out.append(self._update(session, update))
+            out.append(("incoming", {**message, "params": v2}))
+            return out
         out.append(("incoming", {**message, "params": v2}))
         if session.active and not session.replaying:
             session.permissions.add(_key(message["id"]))

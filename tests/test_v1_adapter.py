@@ -1409,9 +1409,32 @@ def perm(id_: Any, tool: Msg) -> tuple[str, Msg]:
         req(
             id_,
             "session/request_permission",
-            {"sessionId": S1, "toolCall": tool, "options": [], "_meta": {"m": 1}},
+            {"sessionId": S1, "toolCall": tool, "options": ALLOW, "_meta": {"m": 1}},
         )
     )
+
+
+ALLOW = [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]
+
+
+def test_permission_without_options_still_applies_its_tool_call() -> None:
+    # v1 allows `options: []`, v2 needs one: the request is rejected with its line, and its
+    # tool call (the Agent's news) is applied on its own; no requires_action is synthesised.
+    ask = {"sessionId": S1, "toolCall": {"toolCallId": "c", "title": "Run ls"}, "options": []}
+    log = _v1_log(
+        req(1, "session/new", {"cwd": "/w", "mcpServers": []}),
+        res(1, {"sessionId": S1}),
+        prompt(2),
+        req(9, "session/request_permission", ask),
+    )
+    snap = replay_log(log).snapshot()
+    (session,) = snap["sessions"]
+    tool = session["timeline"][1]
+    assert (tool["toolCallId"], tool["title"]) == ("c", "Run ls")
+    assert session["state"] == {"state": "running"} and session["permissionRequests"] == []
+    (diag,) = snap["diagnostics"]
+    assert (diag["line"], diag["code"]) == (6, "invalid-message")
+    assert "$.params.options" in diag["message"]
 
 
 def perm_params(out: Out) -> list[Msg]:
@@ -1436,7 +1459,7 @@ def test_permission_title_fallback() -> None:
     assert params[0] == {
         "sessionId": S1,
         "title": "Allow edit?",
-        "options": [],
+        "options": ALLOW,
         "_meta": {"m": 1},
         "subject": {"type": "tool_call", "toolCall": {"toolCallId": "a", "title": "Allow edit?"}},
     }
