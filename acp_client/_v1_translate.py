@@ -391,10 +391,22 @@ def strip_nulls(
     return out
 
 
+_FULL_FIELD_TYPES = (("kind", str), ("status", str), ("content", list), ("locations", list))
+
+
 def tool_call_full(
     update: dict[str, JSON], terminal_known: Callable[[str], bool], report: Report = _ignore
 ) -> dict[str, JSON]:
     """A v1 ``tool_call`` with every field explicit (``_meta`` is set by the caller)."""
+    for key, fits in _FULL_FIELD_TYPES:
+        value = update.get(key)
+        if value is not None and not isinstance(value, fits):
+            # as the v2 side reports a lenient field of a tool_call_update
+            report(
+                "lenient-default",
+                f"malformed `{key}` replaced by its default",
+                f"$.params.update.{key}",
+            )
     out = dict(update)
     out["sessionUpdate"] = "tool_call_update"
     out["title"] = update.get("title")

@@ -1577,6 +1577,23 @@ def test_terminal_synthesis() -> None:
     assert adapter.truncated_terminals == {(S1, "t1")}
 
 
+def test_malformed_fields_of_a_full_tool_call_are_reported_with_their_line() -> None:
+    # 6.3 gives the defaults; as for a tool_call_update, a lenient field that does not fit
+    # is reported, naming the field.
+    bad = {"content": "oops", "locations": {"path": "/x"}, "kind": 7, "status": False}
+    log = _v1_log(up({"sessionUpdate": "tool_call", "toolCallId": "a", "title": "A", **bad}))
+    snap = replay_log(log).snapshot()
+    tool = snap["sessions"][0]["timeline"][0]
+    assert (tool["kind"], tool["status"], tool["content"], tool["locations"]) == (
+        "other",
+        "pending",
+        [],
+        [],
+    )
+    found = {(d["line"], d["code"], d["message"].split("`")[1]) for d in snap["diagnostics"]}
+    assert found == {(3, "lenient-default", key) for key in bad}
+
+
 def test_terminal_without_traffic_is_custom_item() -> None:
     out = run(
         [
