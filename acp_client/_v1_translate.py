@@ -346,7 +346,15 @@ def tool_call_content(
             valid = isinstance(item.get("content"), dict)
         elif kind == "diff":
             valid = isinstance(item.get("path"), str) and isinstance(item.get("newText"), str)
-            valid = valid and (item.get("oldText") is None or isinstance(item["oldText"], str))
+            old = item.get("oldText")
+            if valid and old is not None and not isinstance(old, str):
+                # v1's `oldText` decodes leniently (default on error): absent, a new file
+                report(
+                    "lenient-default",
+                    "malformed `oldText` ignored",
+                    f"content[{index}].oldText",
+                )
+                item = {k: v for k, v in item.items() if k != "oldText"}
         elif kind == "terminal":
             valid = isinstance(item.get("terminalId"), str)
         if not valid:

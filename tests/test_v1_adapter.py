@@ -736,6 +736,19 @@ def test_diff_modify_add_delete() -> None:
     assert "patch" not in items[5]
 
 
+def test_diff_with_a_malformed_old_text_is_a_new_file() -> None:
+    # schema-v1: `oldText` is ["string", "null"] with x-deserialize-default-on-error, so a
+    # wrong type reads as absent (a new file), with a warning; the item is kept (3.4).
+    content = [{"type": "diff", "path": "/r/n.py", "oldText": 5, "newText": "x\n"}]
+    log = _v1_log(up({"sessionUpdate": "tool_call", "toolCallId": "c", "content": content}))
+    snap = replay_log(log).snapshot()
+    (item,) = snap["sessions"][0]["timeline"][0]["content"]
+    assert item["changes"] == [{"operation": "add", "path": "/r/n.py", "fileType": "text"}]
+    assert "new file mode" in item["patch"]["text"]
+    (diag,) = snap["diagnostics"]
+    assert (diag["line"], diag["code"]) == (3, "lenient-default") and "oldText" in diag["message"]
+
+
 def test_malformed_content_items_dropped_custom_kept() -> None:
     content = [
         {"type": "content", "content": TEXT},
