@@ -63,7 +63,7 @@ from ._events import (
     UsageUpdated,
 )
 from ._prompts import PermissionState, PromptState
-from ._replay import Replayer, ReplayResult, replay_log
+from ._replay import AdapterOrigin, Replayer, ReplayResult, replay_log
 from ._session import Session
 from ._snapshot import FORMAT as SNAPSHOT_FORMAT
 from ._snapshot import load_session
@@ -75,6 +75,7 @@ __version__ = "0.1.0"
 __all__ = [
     "SNAPSHOT_FORMAT",
     "ACPError",
+    "AdapterOrigin",
     "AgentRequestReceived",
     "AvailableCommandsUpdated",
     "CancelRequested",

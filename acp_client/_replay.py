@@ -23,9 +23,33 @@ from ._schema import UpdateSessionNotification as _Params
 from ._v1 import V1Adapter
 from ._v1_detect import detect_v1, v1_hint
 
-__all__ = ["ReplayResult", "Replayer", "replay_log"]
+__all__ = ["AdapterOrigin", "ReplayResult", "Replayer", "replay_log"]
 
 _DECIDE_WITHIN = 10_000
+
+
+class AdapterOrigin(msgspec.Struct, frozen=True, gc=False):
+    """Where events of a v1 replay came from (V1-TO-V2.md 1.2): the adapter, not the Agent.
+
+    One per v2 message the v1 adapter produced or changed that gave events; messages it
+    passed through unchanged have none.
+
+    Attributes:
+        events: the events that message gave, in order.
+        message: the v2 message the adapter produced (translated or made up).
+        source: the raw v1 message it came from; ``None`` for what the adapter made up at
+            the end of a connection.
+        line: the log line of ``source``.
+        tag: always ``"v1-adapter"``.
+    """
+
+    events: tuple[Event, ...]
+    message: Any
+    source: Any
+    line: int | None
+    tag: str = "v1-adapter"
+
+
 _to_params = msgspec.convert
 
 
@@ -38,6 +62,10 @@ class Replayer:
         strict: stop at the first error diagnostic of the state rules or the v1 adapter,
             also one that a message held back while the version was undecided gives when it
             is applied later: nothing after it is applied (see :attr:`stopped`).
+        provenance: keep an :class:`AdapterOrigin` for every v2 message the v1 adapter
+            produced or changed (in :attr:`origins`), to tell the adapter's synthetic ids,
+            acceptances and states from what the Agent sent. Off by default: it holds the
+            events and messages of the whole replay.
     """
 
     def __init__(
@@ -46,8 +74,11 @@ class Replayer:
         protocol: int | None = None,
         terminal_limit: int | None = None,
         strict: bool = False,
+        provenance: bool = False,
     ) -> None:
         self.connection = Connection(live=False, terminal_limit=terminal_limit)
+        self.origins: list[AdapterOrigin] | None = [] if provenance else None
+        """With ``provenance``: what the v1 adapter produced, in order (else ``None``)."""
         self.strict = strict
         self.stopped = False
         """``strict`` only: an error diagnostic stopped the replay; later input is ignored."""
@@ -259,9 +290,10 @@ class Replayer:
         events: list[Event] = []
         before = len(adapter.diagnostics)
         for out_direction, out_message in adapter.feed(direction, message, line=line):
-            events.extend(
-                self.connection.receive_message(out_message, out_direction, line=line)  # type: ignore[arg-type]
-            )
+            got = self.connection.receive_message(out_message, out_direction, line=line)  # type: ignore[arg-type]
+            if self.origins is not None and got and out_message is not message:
+                self.origins.append(AdapterOrigin(tuple(got), out_message, message, line))
+            events.extend(got)
         self._collect_adapter(before)
         return events
 
@@ -291,7 +323,10 @@ class Replayer:
             mark = self.error_mark()
             before = len(adapter.diagnostics)
             for out_direction, out_message in adapter.finish():
-                events.extend(self.connection.receive_message(out_message, out_direction))  # type: ignore[arg-type]
+                got = self.connection.receive_message(out_message, out_direction)  # type: ignore[arg-type]
+                if self.origins is not None and got:
+                    self.origins.append(AdapterOrigin(tuple(got), out_message, None, None))
+                events.extend(got)
             self._collect_adapter(before)
             self._stop_on_error(mark)
         self._settle_v1()

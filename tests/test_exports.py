@@ -26,7 +26,8 @@ def test_import_does_not_pull_heavy_dependencies() -> None:
 
 PINNED = {
     "acp_client": {
-        "ACPError", "AgentRequestReceived", "AvailableCommandsUpdated", "CancelRequested",
+        "ACPError", "AdapterOrigin", "AgentRequestReceived", "AvailableCommandsUpdated",
+        "CancelRequested",
         "CompactionChunkAppended", "CompactionState", "CompactionUpserted",
         "ConfigOptionsUpdated", "Connection", "Decoder", "Diagnostic", "Direction", "Event",
         "InvalidMessageReceived", "ListView", "LocalProtocolError", "MessageChunkAppended",

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_client import Connection, encode, replay_log
+from acp_client import AdapterOrigin, Connection, Replayer, encode, replay_log
 from acp_client._v1 import V1Adapter, detect_v1
 from acp_client._v1_gitpatch import git_patch
 
@@ -2221,3 +2221,41 @@ def test_a_tool_call_update_whose_content_is_no_array_leaves_the_content_alone()
     (entry,) = conn.snapshot()["sessions"][0]["timeline"]
     assert entry["content"] == [item]
     assert [d.code for d in conn.diagnostics] == ["lenient-default"]
+
+
+def test_provenance_tells_the_adapters_events_from_the_agents() -> None:
+    # V1-TO-V2 1.2: everything the adapter produced or changed carries `v1-adapter` and the
+    # raw v1 message it came from, outside the protocol fields; a pass-through carries none.
+    messages = [
+        *_v1_connection()[:5],  # handshake, session/new, the prompt
+        chunk("agent_message", "x", sid="s1"),
+        up({"sessionUpdate": "session_info_update", "title": "T"}, "s1"),  # the same in v2
+        res(2, {"stopReason": "end_turn"}),
+    ]
+    replayer = Replayer(provenance=True)
+    events = []
+    for line, message in enumerate(messages, 1):
+        direction = (
+            "outgoing"
+            if "method" in message
+            and "params" in message
+            and (message["method"] in ("initialize", "session/new", "session/prompt"))
+            else "incoming"
+        )
+        events += replayer.feed(direction, message, line=line)
+    events += replayer.finish()
+    origins = replayer.origins
+    assert origins is not None and all(isinstance(o, AdapterOrigin) for o in origins)
+    assert {o.tag for o in origins} == {"v1-adapter"}
+    tagged = [e for o in origins for e in o.events]
+    assert set(map(id, tagged)) <= set(map(id, events))
+    by_kind = {type(e).__name__: o for o in origins for e in o.events}
+    # the minted id of the agent's chunk, the synthetic acceptance, echo and states
+    assert by_kind["MessageChunkAppended"].source is messages[5]
+    assert by_kind["MessageChunkAppended"].line == 6
+    assert by_kind["PromptAccepted"].source is messages[5]  # inserted when the chunk came
+    assert "StateChanged" in by_kind
+    # the info update went through untouched: no origin
+    assert "SessionInfoUpdated" not in by_kind
+    assert any(type(e).__name__ == "SessionInfoUpdated" for e in events)
+    assert Replayer().origins is None  # off by default
