@@ -57,6 +57,7 @@ Direction = Literal["incoming", "outgoing"]
 _FAST_DECODE = msgspec.json.Decoder(_FastUpdate).decode
 _BATCH_DECODE = msgspec.json.Decoder(list[_FastUpdate]).decode
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError, RecursionError)
+_BUSY = frozenset({"running", "requires_action"})
 #: Requests that need something the agent's initialize answer offers (C4, C6, C7).
 _GATED = frozenset({"auth/login", "auth/logout", "session/delete", "session/new", "session/resume"})
 _MCP_TRANSPORTS: dict[type[Any], str] = {s.McpServerHttp: "http", s.McpServerStdio: "stdio"}
@@ -1001,6 +1002,13 @@ class Connection:
         if sid is None:
             return
         session = self._session(sid, events)
+        if error is None and session.state is not None and session.state.state in _BUSY:
+            self._note(
+                "close-while-working",
+                f"session/close of {sid!r} succeeded while its work was still"
+                f" {session.state.state!r}: it must end with idle `cancelled` first (A18)",
+                session_id=sid,
+            )
         if error is None or error.code == RESOURCE_NOT_FOUND:
             session.closed = True
             session.lifecycle = "closed"

@@ -618,6 +618,8 @@ class Session:
                 for item in call._content:
                     if type(item) is s.Terminal:
                         self._referenced_terminal(item.terminal_id)
+                    elif type(item) is s.Diff:
+                        self._check_diff(item)
             else:
                 call._content = []
                 change = "cleared"
@@ -633,6 +635,10 @@ class Session:
             call.raw_output = u.raw_output
         if u.capabilities is not UNSET:
             call.capabilities = u.capabilities
+        if (u.status is not UNSET or u.capabilities is not UNSET) and call.status in (
+            FINISHED_STATUSES
+        ):
+            self._check_final_cancel(call.capabilities, f"tool call {u.tool_call_id!r}")
         call.meta = meta_patch(call.meta, u.meta)
         if u.extra is not UNSET:
             call.extra = patch_extra(call.extra, u.extra)
@@ -657,8 +663,25 @@ class Session:
         content.append(u.content)
         if type(u.content) is s.Terminal:
             self._referenced_terminal(u.content.terminal_id)
+        elif type(u.content) is s.Diff:
+            self._check_diff(u.content)
         call.last_changed = self._ordinal
         return ev.ToolCallChunkAppended(self.session_id, u.tool_call_id, u.content, created)
+
+    def _check_diff(self, diff: s.Diff) -> None:
+        """A15 / A24: a diff names files by absolute paths."""
+        for change in diff.changes:
+            for path in (getattr(change, "path", None), getattr(change, "old_path", None)):
+                if relative_path(path):
+                    self._note("relative-path", f"diff path {path!r} is not absolute (A15)")
+
+    def _check_final_cancel(self, capabilities: Any, what: str) -> None:
+        """A26: an entity that is final no longer offers ``cancel``."""
+        if getattr(capabilities, "cancel", None) not in (None, UNSET):
+            self._note(
+                "cancel-offered-when-final",
+                f"{what} is final but still offers `capabilities.cancel` (A26)",
+            )
 
     def _terminal(self, terminal_id: str) -> tuple[TerminalState, bool]:
         term = self._terminals.get(terminal_id)
@@ -712,6 +735,8 @@ class Session:
             term.size = u.size
         if u.capabilities is not UNSET:
             term.capabilities = u.capabilities
+        if (u.exit_status is not UNSET or u.capabilities is not UNSET) and term.exited:
+            self._check_final_cancel(term.capabilities, f"terminal {u.terminal_id!r}")
         term.meta = meta_patch(term.meta, u.meta)
         if u.extra is not UNSET:
             term.extra = patch_extra(term.extra, u.extra)

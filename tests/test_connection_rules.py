@@ -1475,6 +1475,22 @@ def test_11_5_close_answers_permissions_and_closes_on_success() -> None:
     assert live.session()["closed"] is True
 
 
+@pytest.mark.parametrize("ended", [True, False])
+def test_a18_a_close_succeeding_while_work_is_active_is_diagnosed(ended: bool) -> None:
+    # A18: a close cancels like session/cancel and, if work was active, sends idle
+    # `cancelled` before its success.
+    live = Live()
+    live.new_session()
+    live.upd(state("running"))
+    rid, data = live.conn.send_close(SID)
+    live.wrote(data)
+    if ended:
+        live.upd(idle("cancelled"))
+    live.agent(response(rid, {}))
+    assert live.session()["closed"] is True
+    assert ("close-while-working" in live.codes()) is not ended
+
+
 def test_c9_close_answered_resource_not_found_counts_as_closed() -> None:
     live = Live()
     live.new_session()

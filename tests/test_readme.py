@@ -27,3 +27,16 @@ def test_readme_commands_match_ci() -> None:
     assert ".venv/bin/python -m pytest" in text
     assert ".venv/bin/python -m pytest" in ci
     assert "npm ci --prefix tests/peers" in text and "npm ci --prefix tests/peers" in ci
+
+
+def test_every_diagnostic_code_is_listed_in_the_readme() -> None:
+    # SNAPSHOT.md: `code` is a stable identifier listed in the project's documentation.
+    package = README.parent / "acp_client"
+    source = "".join(p.read_text(encoding="utf-8") for p in sorted(package.rglob("*.py")))
+    emitted = set(
+        re.findall(r'(?:_note|_diag|note|report|diag)\(\s*"([a-z0-9]+(?:-[a-z0-9]+)+)"', source)
+    )
+    emitted |= set(re.findall(r'\bcode="([a-z0-9]+(?:-[a-z0-9]+)+)"', source))
+    assert len(emitted) > 30  # the patterns still find the codes
+    text = README.read_text(encoding="utf-8")
+    assert sorted(code for code in emitted if f"`{code}`" not in text) == []

@@ -1676,6 +1676,34 @@ def test_a13_a24_relative_paths_from_the_agent_are_diagnosed() -> None:
     assert log.terminal("t2")["cwd"] == "rel"
 
 
+def test_a15_diff_paths_must_be_absolute() -> None:
+    def diff(*changes: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "diff", "changes": list(changes)}
+
+    log = Log()
+    good = diff({"operation": "move", "oldPath": "/a/x.py", "path": "/a/y.py"})
+    log.upd(tool("c1", content=[good]), tool_chunk("c1", good))
+    assert log.codes() == []
+    log.upd(tool("c2", content=[diff({"operation": "modify", "path": "src/f.py"})]))
+    log.upd(tool_chunk("c2", diff({"operation": "copy", "oldPath": "rel/x", "path": "/a/x"})))
+    assert log.codes() == ["relative-path", "relative-path"]
+    assert "src/f.py" in log.conn.diagnostics[0].message
+
+
+def test_a26_a_final_entity_that_still_offers_cancel_is_diagnosed() -> None:
+    cancel = {"cancel": {}}
+    log = Log()
+    log.upd(tool("c1", status="in_progress", capabilities=cancel), term("t1", capabilities=cancel))
+    log.upd(tool("c2", status="completed", capabilities={}))
+    log.upd(term("t2", exitStatus={"exitCode": 0}, capabilities={"cancel": None}))
+    assert log.codes() == []
+    log.upd(tool("c1", status="completed"), term("t1", exitStatus={"exitCode": 1}))
+    assert log.codes() == ["cancel-offered-when-final", "cancel-offered-when-final"]
+    log.upd(tool("c1", capabilities={}), term("t1", capabilities={}))  # withdrawn: fine
+    log.upd(tool("c1", title="t"))  # an unrelated field does not repeat it
+    assert len(log.codes()) == 2
+
+
 def test_a11_cancelled_work_ending_with_error_is_diagnosed() -> None:
     live = Live()
     live.new_session()
