@@ -781,9 +781,12 @@ async def open_agent(
     ``own_session`` (POSIX) the agent runs in a session of its own, so a Ctrl-C on the
     terminal reaches the client only (which may cancel the turn with ``session/cancel``). On
     exit the agent's stdin is closed; a process still running after ``exit_timeout`` seconds
-    is killed (with its process group when it has its own session).
+    is killed. With its own session, whatever is left of its process group when the
+    connection ends (children of an agent that exited too) is stopped: ``SIGTERM``, then
+    ``SIGKILL`` a second later. The recording file is opened once the agent has started, so
+    a command that cannot start leaves an earlier recording as it was.
     """
-    recorder = Recorder(record) if record is not None else None
+    group = own_session and os.name == "posix"
     process = await trio.lowlevel.open_process(
         list(command),
         stdin=-1,
@@ -796,6 +799,13 @@ async def open_agent(
         start_new_session=own_session and os.name == "posix",
     )
     assert process.stdin is not None and process.stdout is not None
+    try:
+        recorder = Recorder(record) if record is not None else None
+    except BaseException:
+        _kill(process, group)
+        with trio.CancelScope(shield=True):
+            await process.wait()
+        raise
     agent = AgentConnection(
         process.stdin,
         process.stdout,
@@ -818,17 +828,44 @@ async def open_agent(
                 with trio.move_on_after(exit_timeout):
                     await process.wait()
                 if process.returncode is None:
-                    _kill(process, own_session and os.name == "posix")
+                    _kill(process, group)
                     await process.wait()
                 nursery.cancel_scope.cancel()
     finally:
-        if process.returncode is None:
-            _kill(process, own_session and os.name == "posix")
-            # Reaped even when leaving by cancellation (a killed process exits at once).
-            with trio.CancelScope(shield=True), trio.move_on_after(exit_timeout):
-                await process.wait()
+        with trio.CancelScope(shield=True):
+            if process.returncode is None:
+                _kill(process, group)
+                # Reaped even when leaving by cancellation (a killed process exits at once).
+                with trio.move_on_after(exit_timeout):
+                    await process.wait()
+            if group:
+                await _stop_group(process.pid)
         if recorder is not None:
             recorder.close()
+
+
+async def _stop_group(pgid: int, grace: float = 1.0) -> None:
+    """Stop what is left of the agent's own process group: SIGTERM, SIGKILL after ``grace``.
+
+    The group outlives the agent while a child it started runs (an MCP server, a test run);
+    started in a session of its own, nothing else would ever stop it.
+    """
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    with trio.move_on_after(grace):
+        while _signal_group(pgid, 0):
+            await trio.sleep(0.05)
+        return
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, signum: int) -> bool:
+    """Send ``signum`` to a process group; whether it still had a member."""
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):  # none left, or none of ours
+        return False
+    return True
 
 
 def _kill(process: trio.Process, group: bool) -> None:

@@ -153,7 +153,11 @@ def test_ctrl_c_during_a_turn_cancels_it_with_session_cancel(tmp_path: Path) -> 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize(
     ("signum", "status", "said"),
-    [("SIGINT", 130, b"stopped (Ctrl-C)"), ("SIGTERM", 143, b"stopped (SIGTERM)")],
+    [
+        ("SIGINT", 130, b"stopped (Ctrl-C)"),
+        ("SIGTERM", 143, b"stopped (SIGTERM)"),
+        ("SIGHUP", 129, b"stopped (SIGHUP)"),  # the terminal closed: the agent is stopped too
+    ],
 )
 def test_a_signal_outside_a_turn_stops_the_run_and_the_agent(
     tmp_path: Path, signum: str, status: int, said: bytes
@@ -224,3 +228,101 @@ def test_bad_run_options_are_usage_errors_naming_the_problem(
 ) -> None:
     out = run(*args, "--", sys.executable, "-c", "pass")
     assert out.returncode == 2 and says in out.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
+def test_children_of_an_agent_that_exited_are_stopped_with_its_group(tmp_path: Path) -> None:
+    import os
+    import time
+
+    pid_file = tmp_path / "child.pid"
+    # An agent that starts a long-running helper (an MCP server, a test run), then exits.
+    script = (
+        "import subprocess, sys; "
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))"
+    )
+    out = run("--prompt", "hi", "--", sys.executable, "-c", script)
+    assert out.returncode == 5, out.stderr.decode()
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while True:  # its parent is gone: init reaps it once it is stopped
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "the agent's child was left running"
+        time.sleep(0.05)
+
+
+def test_a_recording_is_not_touched_when_the_agent_cannot_start(tmp_path: Path) -> None:
+    record = tmp_path / "precious.jsonl"
+    record.write_bytes(b'{"keep":"me"}\n')
+    out = run("--record", str(record), "--prompt", "hi", "--", str(tmp_path / "no-such-agent"))
+    assert out.returncode == 5 and b"cannot start the agent" in out.stderr
+    assert record.read_bytes() == b'{"keep":"me"}\n'
+
+
+def test_a_relative_agent_path_is_taken_from_where_run_is_started(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        f'#!{sys.executable}\nimport runpy\nrunpy.run_path({V1[1]!r}, run_name="__main__")\n'
+    )
+    agent.chmod(0o755)
+    command = ["run", "--json", "--cwd", "work", "--prompt", "hi", "--", "./agent.py"]
+    out = subprocess.run(
+        [sys.executable, "-m", "acp_client.cli", *command],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr.decode()
+    assert json.loads(out.stdout)["sessions"][0]["completedTurns"] == ["end_turn"]
+
+
+HELD_AGENT = """
+import json, sys
+def send(o):
+    sys.stdout.write(json.dumps(o) + "\\n"); sys.stdout.flush()
+def recv():
+    line = sys.stdin.readline()
+    return json.loads(line) if line else None
+m = recv()
+result = {"protocolVersion": 2, "info": {"name": "held", "version": "1"}, "capabilities": {}}
+send({"jsonrpc": "2.0", "id": m["id"], "result": result})
+m = recv()
+send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "s1"}})
+prompt = recv()  # held: the agent is still busy before it takes it
+open(sys.argv[1], "w").write("held")
+while (m := recv()) is not None:
+    if m.get("method") == "session/cancel":
+        error = {"code": -32800, "message": "request cancelled"}
+        send({"jsonrpc": "2.0", "id": prompt["id"], "error": error})
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_withdrawing_a_held_prompt_is_an_interruption(tmp_path: Path) -> None:
+    # 11.2 / R63: a prompt the agent had not taken is answered -32800 after session/cancel;
+    # that is the Ctrl-C's doing, not an agent failure.
+    import signal
+    import time
+
+    marker = tmp_path / "held"
+    command = ["run", "--json", "--prompt", "hi", "--", sys.executable, "-c", HELD_AGENT]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acp_client.cli", *command, str(marker)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while not marker.exists():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err.decode()
+    assert b"withdrawn" in err and b"failed" not in err
+    assert json.loads(out)["sessions"][0]["prompts"][0]["status"] == "rejected"

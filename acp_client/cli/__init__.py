@@ -27,6 +27,7 @@ EXIT_USAGE = 2
 EXIT_UNREADABLE = 3
 EXIT_STOPPED = 4
 EXIT_AGENT_FAILED = 5
+EXIT_HANGUP = 129
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
@@ -48,7 +49,9 @@ exit status:
   4    it ended with another stop reason (cancelled, refusal, max_tokens, ...)
   5    the agent failed, exited or hung, or the recording could not be written
   2    wrong usage
-  130  interrupted (a first Ctrl-C during a turn cancels it with session/cancel)
+  129  stopped by SIGHUP (the terminal closed)
+  130  interrupted (a first Ctrl-C during a turn cancels it with session/cancel;
+       also when that cancel withdrew a prompt the agent had not taken yet)
   143  stopped by SIGTERM
 """
 

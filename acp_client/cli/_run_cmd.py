@@ -13,6 +13,7 @@ from typing import Any
 
 from . import (
     EXIT_AGENT_FAILED,
+    EXIT_HANGUP,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_STOPPED,
@@ -21,6 +22,14 @@ from . import (
 )
 
 __all__ = ["run_command"]
+
+#: Signals that stop the run (a first Ctrl-C during a turn only cancels it), and how.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_STOPPED_BY: dict[int, tuple[str, int]] = {
+    signal.SIGINT: ("Ctrl-C", EXIT_INTERRUPTED),
+    signal.SIGTERM: ("SIGTERM", EXIT_TERMINATED),
+    signal.SIGHUP: ("SIGHUP", EXIT_HANGUP),
+}
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -75,7 +84,7 @@ async def _signals() -> AsyncIterator[_Stop]:
     from acp_client.transport import _unwrapped
 
     stop = _Stop()
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    with trio.open_signal_receiver(*_STOP_SIGNALS) as signals:
         async with _unwrapped(), trio.open_nursery() as nursery:
 
             async def watch() -> None:
@@ -98,6 +107,14 @@ async def _signals() -> AsyncIterator[_Stop]:
                     yield stop
             finally:
                 nursery.cancel_scope.cancel()
+
+
+def _command(argv: list[str]) -> list[str]:
+    """The agent command, a relative path to it taken from here (``--cwd`` is the agent's)."""
+    program = argv[0]
+    if os.sep in program and not os.path.isabs(program):
+        program = os.path.abspath(program)
+    return [program, *argv[1:]]
 
 
 async def _turns(
@@ -159,7 +176,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         async with (
             _signals() as stop,
             open_agent(
-                args.agent,
+                _command(args.agent),
                 own_session=True,  # the terminal's Ctrl-C is ours: it cancels the turn
                 cwd=cwd,
                 record=args.record,
@@ -194,7 +211,14 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     except trio.TooSlowError:
         sys.stderr.write(f"acp-client run: the turn did not end within {args.timeout} s\n")
         status = EXIT_AGENT_FAILED
-    except (RecordingError, RequestFailed) as exc:
+    except RequestFailed as exc:
+        if stop.cancelling:  # the Ctrl-C withdrew a prompt the agent had not taken yet
+            sys.stderr.write("acp-client run: the prompt was withdrawn before the agent took it\n")
+            status = EXIT_INTERRUPTED
+        else:
+            sys.stderr.write(f"acp-client run: {sanitize_text(str(exc))}\n")
+            status = EXIT_AGENT_FAILED
+    except RecordingError as exc:
         sys.stderr.write(f"acp-client run: {sanitize_text(str(exc))}\n")
         status = EXIT_AGENT_FAILED
     except AgentError as exc:
@@ -208,9 +232,8 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         sys.stderr.write(f"acp-client run: cannot start the agent: {exc}\n")
         return EXIT_AGENT_FAILED
     if stop.signal is not None:
-        name = "SIGTERM" if stop.signal == signal.SIGTERM else "Ctrl-C"
+        name, status = _STOPPED_BY.get(stop.signal, ("Ctrl-C", EXIT_INTERRUPTED))
         sys.stderr.write(f"acp-client run: stopped ({name})\n")
-        status = EXIT_TERMINATED if stop.signal == signal.SIGTERM else EXIT_INTERRUPTED
     if not agent_ref:
         return status if stop.signal is not None else EXIT_AGENT_FAILED
     snapshot = agent_ref[0].connection.snapshot()
