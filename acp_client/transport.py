@@ -249,6 +249,9 @@ class AgentConnection:
     """An ACP connection over a pair of byte streams (an agent's stdin/stdout).
 
     Use :func:`open_agent` to start a process; tests can pass in-memory trio streams.
+    Reading never waits on writing: what the client owes the agent (answers to its
+    requests) is written by a task of :meth:`run`, so end with :meth:`aclose`, which
+    writes what is still owed, before cancelling it.
 
     Args:
         send_stream: the agent's stdin.
@@ -288,6 +291,7 @@ class AgentConnection:
         self._timeout = request_timeout
         self._max_line = max_line
         self._write_lock = trio.Lock()
+        self._kick = trio.Event()  # what the reader owes the agent waits for the writer
         self._responses: dict[int | str, ev.ResponseReceived] = {}
         self._owed: list[bytes] = []
         self._waiting: dict[int | str, trio.Event] = {}
@@ -314,7 +318,12 @@ class AgentConnection:
             if self._stderr is not None:
                 nursery.start_soon(self._read_stderr)
             task_status.started()
-            await self._read_stdout()
+            async with trio.open_nursery() as pump:
+                # The reader never waits on a write: an agent that sends many requests
+                # before it reads the answers would otherwise block both sides for good.
+                pump.start_soon(self._writer)
+                await self._read_stdout()
+                pump.cancel_scope.cancel()
 
     @property
     def closed(self) -> bool:
@@ -419,8 +428,18 @@ class AgentConnection:
                         continue
                     for direction, message in self._v1.feed("incoming", item):
                         events.extend(conn.receive_message(message, direction))  # type: ignore[arg-type]
+        self._kick.set()  # before the events wake anyone: what is owed goes out first
         self._dispatch(events)
-        await self._flush()
+
+    async def _writer(self) -> None:
+        """Write what reading owes the agent (answers, cancels), in order, off the reader."""
+        while True:
+            await self._kick.wait()
+            self._kick = trio.Event()
+            try:
+                await self._flush()
+            except AgentExited:
+                return  # the agent stopped reading; the reader reports how it ended
 
     def _maybe_switch_to_v1(self, line: bytes) -> None:
         try:
@@ -551,43 +570,56 @@ class AgentConnection:
 
     # ------------------------------------------------------------------ writing
 
-    async def _write(self, data: bytes) -> None:
-        async with self._write_lock:
-            if self._recorder is not None:
-                for line in data.splitlines():
-                    if line:
-                        self._recorder.message("outgoing", line)
-            try:
-                await self._send.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                raise AgentExited(f"cannot write to the agent: {exc}") from exc
+    async def _send_locked(self, data: bytes) -> None:
+        """Record and write ``data`` (the caller holds the write lock)."""
+        if self._recorder is not None:
+            for line in data.splitlines():
+                if line:
+                    self._recorder.message("outgoing", line)
+        try:
+            await self._send.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            raise AgentExited(f"cannot write to the agent: {exc}") from exc
 
-    async def _transmit(self, data: bytes, *, responses: bool = False) -> None:
+    async def _transmit_locked(self, data: bytes, *, responses: bool) -> None:
+        """Write ``data`` (through the v1 adapter if in use); the caller holds the lock."""
         adapter = self._v1
         if adapter is None:
-            await self._write(data)
-        else:
-            for line in data.splitlines():
-                if not line:
+            await self._send_locked(data)
+            return
+        for line in data.splitlines():
+            if not line:
+                continue
+            message = _to_v1(_PLAIN.decode(line))
+            await self._send_locked(encode(message) + b"\n")
+            events: list[ev.Event] = []
+            for direction, out in adapter.feed("outgoing", message):
+                if responses and direction == "outgoing":
                     continue
-                message = _to_v1(_PLAIN.decode(line))
-                await self._write(encode(message) + b"\n")
-                events: list[ev.Event] = []
-                for direction, out in adapter.feed("outgoing", message):
-                    if responses and direction == "outgoing":
-                        continue
-                    events.extend(self.connection.receive_message(out, direction))  # type: ignore[arg-type]
-                self._dispatch(events)
+                events.extend(self.connection.receive_message(out, direction))  # type: ignore[arg-type]
+            self._dispatch(events)
+
+    async def _transmit(self, data: bytes, *, responses: bool = False) -> None:
+        async with self._write_lock:
+            await self._transmit_locked(data, responses=responses)
         await self._flush()
 
     async def _flush(self) -> None:
-        sent = self.connection.take_sent_events()
-        if sent:
-            self._dispatch(sent)
-        data = b"".join(self._owed) + self.connection.data_to_send()
-        self._owed.clear()
-        if data:
-            await self._transmit(data, responses=True)
+        """Write everything owed, in order.
+
+        The bytes are taken under the write lock, so a flush that finds nothing knows that
+        whatever was owed before it has been written.
+        """
+        while True:
+            sent = self.connection.take_sent_events()
+            if sent:
+                self._dispatch(sent)
+            async with self._write_lock:
+                data = b"".join(self._owed) + self.connection.data_to_send()
+                self._owed.clear()
+                if not data:
+                    return
+                await self._transmit_locked(data, responses=True)
 
     async def _call(self, method: str, params: Any) -> Any:
         if self._closed.is_set():
@@ -717,7 +749,13 @@ class AgentConnection:
         return await self._call(method, params if params is not None else msgspec.UNSET)
 
     async def aclose(self) -> None:
-        """Close the agent's stdin (the agent should exit)."""
+        """Close the agent's stdin (the agent should exit).
+
+        What reading still owes the agent (answers to its last requests) is written first,
+        for at most a second (an agent that no longer reads cannot hold the close up).
+        """
+        with trio.move_on_after(1.0), contextlib.suppress(AgentExited):
+            await self._flush()  # under the write lock: a write in progress ends first
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
             await self._send.aclose()
 

@@ -326,3 +326,41 @@ def test_ctrl_c_withdrawing_a_held_prompt_is_an_interruption(tmp_path: Path) -> 
     assert proc.returncode == 130, err.decode()
     assert b"withdrawn" in err and b"failed" not in err
     assert json.loads(out)["sessions"][0]["prompts"][0]["status"] == "rejected"
+
+
+FLOOD_AGENT = """
+import json, sys
+def send(o):
+    sys.stdout.write(json.dumps(o) + "\\n"); sys.stdout.flush()
+def recv():
+    line = sys.stdin.readline()
+    return json.loads(line) if line else None
+def update(u):
+    send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": u}})
+m = recv()
+result = {"protocolVersion": 2, "info": {"name": "flood", "version": "1"}, "capabilities": {}}
+send({"jsonrpc": "2.0", "id": m["id"], "result": result})
+m = recv()
+send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "s1"}})
+m = recv()
+send({"jsonrpc": "2.0", "id": m["id"], "result": {"messageId": "u1"}})
+update({"sessionUpdate": "user_message", "messageId": "u1", "content": m["params"]["prompt"]})
+update({"sessionUpdate": "state_update", "state": "running"})
+for i in range(5000):  # every request first, the answers read afterwards
+    send({"jsonrpc": "2.0", "id": 1000 + i, "method": "_vendor/telemetry", "params": {"i": i}})
+for _ in range(5000):
+    assert recv()["error"]["code"] == -32601
+update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+while recv() is not None:
+    pass
+"""
+
+
+def test_an_agent_sending_many_requests_before_reading_answers_does_not_stall_the_run() -> None:
+    # Reading never waits on writing: the answers (-32601, far more than a pipe holds)
+    # are written while the agent's requests keep being read.
+    out = run(
+        "--json", "--timeout", "30", "--prompt", "hi", "--", sys.executable, "-c", FLOOD_AGENT
+    )
+    assert out.returncode == 0, out.stderr.decode()
+    assert json.loads(out.stdout)["sessions"][0]["completedTurns"] == ["end_turn"]

@@ -75,6 +75,8 @@ def drive(
             try:
                 return await body(client)
             finally:
+                await client.aclose()  # what the client still owes is written first
+                await trio.testing.wait_all_tasks_blocked()  # and the agent has read it
                 nursery.cancel_scope.cancel()
 
     clock = trio.testing.MockClock(autojump_threshold=0) if mock_clock else None
