@@ -67,6 +67,7 @@ def _run_on_a_terminal(*args: str) -> tuple[int, bytes]:
             stdin=subprocess.DEVNULL,
             stdout=follower,
             stderr=subprocess.PIPE,
+            start_new_session=True,  # no controlling terminal: a question is never asked
         )
         os.close(follower)
         shown = b""
@@ -102,6 +103,17 @@ def test_run_on_a_terminal_reports_agent_failures_with_exit_5(
     if b"crash" in b" ".join(a.encode() for a in args):
         # the last frame is the state when the agent died: its message so far is shown
         assert b"Hello, world" in output, output.decode(errors="replace")[-2000:]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_the_live_view_is_on_in_ask_mode_and_pauses_for_the_question() -> None:
+    # The default --permission ask renders the conversation live too; the question (here:
+    # no terminal to ask on, so cancelled) pauses the view and the turn goes on after it.
+    need_node()
+    code, output = _run_on_a_terminal("--prompt", "hello permission", "--", *V2)
+    assert code == 4, output.decode(errors="replace")[-2000:]  # the turn stopped cancelled
+    assert output.count(b"\x1b[?25l") >= 2  # the live view hid the cursor, and again after
+    assert b"Traceback" not in output and b"cancelled" in output
 
 
 def test_run_with_a_recording_it_cannot_write_names_the_file_and_shows_the_state(

@@ -160,16 +160,35 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     from ._render import render_snapshot, snapshot_renderable
     from ._sanitize import sanitize_text
 
-    policy = {"allow": allow_once, "reject": reject, "ask": ask_on_terminal()}[args.permission]
     cwd = os.path.abspath(args.cwd or os.getcwd())
     console = Console(markup=False, highlight=False, emoji=False)
-    live_view = not args.json and console.is_terminal and args.permission != "ask"
+    live_view = not args.json and console.is_terminal
     status = EXIT_OK
     agent_ref: list[Any] = []
+    shown: list[Live] = []  # the live view while it is on screen
 
     def view() -> Any:
         snapshot = agent_ref[0].connection.snapshot()
         return snapshot_renderable(snapshot, last_entries=30)
+
+    asker = ask_on_terminal()
+
+    asking = [0]  # questions asked or waiting to be (one at a time)
+
+    async def ask(perm: Any) -> str | None:
+        """Ask with the live view paused: the conversation so far stays above the question."""
+        asking[0] += 1
+        if asking[0] == 1 and shown and shown[0].is_started:
+            shown[0].update(view(), refresh=True)
+            shown[0].stop()
+        try:
+            return await asker(perm)
+        finally:
+            asking[0] -= 1
+            if asking[0] == 0 and shown and not shown[0].is_started:
+                shown[0].start(refresh=True)  # the view is still wanted: the turn goes on
+
+    policy = {"allow": allow_once, "reject": reject, "ask": ask}[args.permission]
 
     stop = _Stop()
     try:
@@ -190,18 +209,23 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
             reason: str | None = None
             if live_view:
                 with Live(view(), console=console, auto_refresh=False) as live:
+                    shown.append(live)
                     try:
                         async with _unwrapped(), trio.open_nursery() as nursery:
 
                             async def refresh() -> None:
                                 while True:
-                                    live.update(view(), refresh=True)
+                                    if live.is_started:  # not while a question is asked
+                                        live.update(view(), refresh=True)
                                     await trio.sleep(0.2)
 
                             nursery.start_soon(refresh)
                             reason = await _turns(agent, session_id, prompts, args.timeout, stop)
                             nursery.cancel_scope.cancel()
                     finally:
+                        shown.clear()
+                        if not live.is_started:
+                            live.start()
                         live.update(view(), refresh=True)  # the last state, also on failure
             else:
                 reason = await _turns(agent, session_id, prompts, args.timeout, stop)
