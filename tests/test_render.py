@@ -597,3 +597,34 @@ def test_cache_is_rebuilt_when_the_output_is_replaced() -> None:
     render_terminal_bytes(b"0123\r\n", cache_key="r")
     view = render_terminal_bytes(b"23\r\nmore", offset=2, cache_key="r")
     assert [x.plain for x in view.lines] == ["0123", "more"]
+
+
+def _rendered(renderable: Any, width: int = 30) -> str:
+    out = io.StringIO()
+    Console(file=out, width=width, color_system=None, legacy_windows=False).print(renderable)
+    return out.getvalue()
+
+
+@given(
+    st.lists(st.text(st.sampled_from("ab c\t"), max_size=24), max_size=40),
+    st.integers(1, 5),
+)
+def test_long_text_in_pieces_renders_the_same_lines(lines: list[str], per_piece: int) -> None:
+    # One huge rich Text splits its lines in quadratic time; the pieces must not show it.
+    from acp_client.cli import _render
+
+    text = "\n".join(lines)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_render, "_PIECE_LINES", per_piece)
+        patch.setattr(_render, "_PIECE_CHARS", 25)  # every line here fits in a piece
+        pieces = _render.plain_text(text, "bold")
+    assert _rendered(pieces) == _rendered(Text(text, style="bold"))
+
+
+def test_a_line_longer_than_a_piece_is_shown_whole_in_order() -> None:
+    from acp_client.cli._render import _PIECE_CHARS, plain_text
+
+    line = "".join(chr(ord("a") + i % 26) for i in range(3 * _PIECE_CHARS + 5))
+    shown = _rendered(plain_text(f"start\n{line}\nend"), width=200).split("\n")
+    assert shown[0] == "start" and shown[-2] == "end"
+    assert "".join(shown[1:-2]) == line

@@ -86,6 +86,38 @@ _STOP_REASON_NOTE = {
 }
 
 
+_PIECE_LINES = 64
+_PIECE_CHARS = 16_384
+
+
+def plain_text(text: str, style: str = "") -> RenderableType:
+    """Text as rich renders it in linear time: pieces of a few lines each.
+
+    One ``Text`` of megabytes makes rich split its lines in quadratic time; pieces of at
+    most :data:`_PIECE_LINES` lines and :data:`_PIECE_CHARS` characters render the same
+    lines (a line longer than that is cut where a piece ends).
+    """
+    if len(text) <= _PIECE_CHARS:
+        return Text(text, style=style)
+    pieces: list[RenderableType] = []
+    held: list[str] = []
+    size = 0
+    for line in text.split("\n"):
+        while len(line) > _PIECE_CHARS:
+            if held:
+                pieces.append(Text("\n".join(held), style=style))
+                held, size = [], 0
+            pieces.append(Text(line[:_PIECE_CHARS], style=style))
+            line = line[_PIECE_CHARS:]
+        if len(held) == _PIECE_LINES or size + len(line) > _PIECE_CHARS:
+            pieces.append(Text("\n".join(held), style=style))
+            held, size = [], 0
+        held.append(line)
+        size += len(line) + 1
+    pieces.append(Text("\n".join(held), style=style))
+    return Group(*pieces)
+
+
 def _s(value: object) -> str:
     """Display form of any snapshot value: sanitized text, or compact JSON for non-strings."""
     if isinstance(value, str):
@@ -149,7 +181,7 @@ class _Renderer:
     def _text_body(self, text: str, style: str | None) -> RenderableType:
         if self.opt.markdown:
             return Markdown(text, style=style or "none", hyperlinks=False)
-        return Text(text, style=style or "")
+        return plain_text(text, style or "")
 
     def blocks(self, blocks: object, style: str | None = None) -> list[RenderableType]:
         """Content blocks: adjacent text blocks joined, others as placeholders."""
