@@ -628,3 +628,25 @@ def test_a_line_longer_than_a_piece_is_shown_whole_in_order() -> None:
     shown = _rendered(plain_text(f"start\n{line}\nend"), width=200).split("\n")
     assert shown[0] == "start" and shown[-2] == "end"
     assert "".join(shown[1:-2]) == line
+
+
+def test_a_live_view_shows_the_end_of_long_text_and_says_what_it_left_out() -> None:
+    lines = [f"line {i}" for i in range(1000)]
+    message = {"entry": "message", "role": "agent", "messageId": "m"}
+    message["content"] = [{"type": "text", "text": "\n".join(lines)}]
+    snap = {"format": "acp-client/snapshot@1", "sessions": [{"sessionId": "s"}]}
+    snap["sessions"][0]["timeline"] = [message]
+    shown = [
+        row.strip() for row in _rendered(snapshot_renderable(snap, text_lines=50), 100).split("\n")
+    ]
+    assert lines[950:] == shown[shown.index("line 950") : shown.index("line 999") + 1]
+    assert "line 949" not in shown and "line 0" not in shown
+    hidden = len("\n".join(lines[:950])) + 1
+    assert f"… {hidden:,} earlier characters not shown" in shown
+    whole = [row.strip() for row in _rendered(snapshot_renderable(snap), 100).split("\n")]
+    assert "line 0" in whole and not any("not shown" in row for row in whole)
+    wide = {**message, "content": [{"type": "text", "text": "x" * 100_000}]}
+    snap["sessions"][0]["timeline"] = [wide]
+    assert "… 80,000 earlier characters not shown" in _rendered(
+        snapshot_renderable(snap, text_lines=50), 100
+    )

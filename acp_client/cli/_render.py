@@ -87,6 +87,7 @@ _STOP_REASON_NOTE = {
 
 
 _PIECE_LINES = 64
+_LINE_CHARS = 400  # with text_lines: characters kept per kept line, at most
 _PIECE_CHARS = 16_384
 
 
@@ -163,6 +164,7 @@ class _Options:
     markdown: bool
     terminal_lines: int
     last_entries: int | None
+    text_lines: int | None = None
 
 
 @dataclass
@@ -179,6 +181,19 @@ class _Renderer:
     # -- content blocks (spec 5) -------------------------------------------------------------
 
     def _text_body(self, text: str, style: str | None) -> RenderableType:
+        keep = self.opt.text_lines
+        if keep is not None and len(text) > keep:
+            # only the end (what a live view has room for); the cut is said
+            parts = text.rsplit("\n", keep)  # scans the end only
+            shown = "\n".join(parts[1:]) if len(parts) > keep else text
+            shown = shown[-keep * _LINE_CHARS :]
+            if len(shown) < len(text):
+                hidden = len(text) - len(shown)
+                note = Text(f"… {hidden:,} earlier characters not shown", style="dim")
+                return Group(note, self._text_body_whole(shown, style))
+        return self._text_body_whole(text, style)
+
+    def _text_body_whole(self, text: str, style: str | None) -> RenderableType:
         if self.opt.markdown:
             return Markdown(text, style=style or "none", hyperlinks=False)
         return plain_text(text, style or "")
@@ -792,6 +807,7 @@ def snapshot_renderable(
     markdown: bool = False,
     terminal_lines: int = 200,
     last_entries: int | None = None,
+    text_lines: int | None = None,
 ) -> Group:
     """The view of ``snapshot`` as one rich renderable (for ``rich.live.Live``).
 
@@ -801,8 +817,10 @@ def snapshot_renderable(
         markdown: render message text as Markdown (without hyperlinks) instead of plain text.
         terminal_lines: keep the last this many lines of each terminal's output.
         last_entries: show only the last this many timeline entries of each session.
+        text_lines: show only about the last this many lines of each text (a live view's
+            room), saying how much came before.
     """
-    options = _Options(show_thoughts, markdown, max(1, terminal_lines), last_entries)
+    options = _Options(show_thoughts, markdown, max(1, terminal_lines), last_entries, text_lines)
     return Group(*_Renderer(options).snapshot(snapshot))
 
 

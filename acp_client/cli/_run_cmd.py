@@ -169,7 +169,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
 
     def view() -> Any:
         snapshot = agent_ref[0].connection.snapshot()
-        return snapshot_renderable(snapshot, last_entries=30)
+        return snapshot_renderable(snapshot, last_entries=30, text_lines=200)
 
     asker = ask_on_terminal()
 
