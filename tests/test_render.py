@@ -650,3 +650,19 @@ def test_a_live_view_shows_the_end_of_long_text_and_says_what_it_left_out() -> N
     assert "… 80,000 earlier characters not shown" in _rendered(
         snapshot_renderable(snap, text_lines=50), 100
     )
+
+
+def test_agent_text_in_a_header_cannot_draw_lines_of_its_own() -> None:
+    # A newline in a title or plan entry would let the agent fake a line of the view.
+    call = {"entry": "toolCall", "toolCallId": "c", "title": "Run\n  ✓ FAKE done"}
+    call.update(status="in_progress", kind="other", content=[], locations=[])
+    entry = {"content": "a\nFAKE", "priority": "high", "status": "pending"}
+    session: dict[str, Any] = {"sessionId": "s", "timeline": [call]}
+    session["plans"] = [
+        {"planId": "p", "plan": {"type": "items", "planId": "p", "entries": [entry]}}
+    ]
+    session["sessionInfo"] = {"title": "T\nFAKE"}
+    shown = _rendered(snapshot_renderable({"sessions": [session]}), 120)
+    rows = [row.strip() for row in shown.split("\n")]
+    assert not any(row.startswith(("✓ FAKE", "FAKE")) for row in rows), shown
+    assert "Run\\n  ✓ FAKE done" in shown and "a\\nFAKE" in shown and "T\\nFAKE" in shown

@@ -30,7 +30,7 @@ from rich.padding import Padding
 from rich.rule import Rule
 from rich.text import Text
 
-from ._sanitize import sanitize_json, sanitize_text
+from ._sanitize import sanitize_json, sanitize_line, sanitize_text
 from ._terminal import terminal_view
 
 __all__ = ["SNAPSHOT_FORMAT", "render_snapshot", "snapshot_renderable"]
@@ -129,13 +129,17 @@ def _s(value: object) -> str:
 
 
 def _line(*parts: str | tuple[str, str]) -> Text:
-    """A ``Text`` from plain parts or ``(text, style)`` pairs; every part is sanitized."""
+    r"""One line from plain parts or ``(text, style)`` pairs; every part is sanitized.
+
+    A newline or tab in a part is shown as ``\n`` / ``\t``: agent text in a header (a
+    title, an id, a plan entry) cannot draw lines of its own.
+    """
     text = Text()
     for part in parts:
         if isinstance(part, tuple):
-            text.append(sanitize_text(part[0]), style=part[1])
+            text.append(sanitize_line(part[0]), style=part[1])
         else:
-            text.append(sanitize_text(part))
+            text.append(sanitize_line(part))
     return text
 
 
