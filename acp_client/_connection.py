@@ -537,6 +537,9 @@ class Connection:
     def _receive_line(self, line: bytes, events: list[ev.Event]) -> None:
         start = len(self.diagnostics)
         items = self._decoder.decode_all(line, self.diagnostics)
+        if b'"jsonrpc"' not in line and items and not isinstance(items[0], RemoteProtocolError):
+            # 1.2: every object carries it; accepted without (as the log reader does)
+            self._note("missing-jsonrpc-version", 'no "jsonrpc" member; accepted as 2.0')
         if len(self.diagnostics) > start:
             self._stamp(start, _session_id_of(getattr(items[0], "params", None)))
         batch = self.live and line.lstrip()[:1] == b"[" and _parsed_batch(items[0])

@@ -2431,3 +2431,19 @@ def test_12_3_a_replay_drops_the_local_cancellation_overlay() -> None:
         assert [(e["toolCallId"], e["status"]) for e in session["unretained"]] == [
             ("c1", "in_progress")
         ]
+
+
+def test_1_2_a_message_without_jsonrpc_is_accepted_with_a_warning() -> None:
+    # 1.2: every object carries "jsonrpc": "2.0"; one without it is applied, and said (the
+    # log reader's code, missing-jsonrpc-version); another value is rejected.
+    conn = Connection(live=False)
+    bare = {"method": "session/update", "params": update(state("running"))["params"]}
+    conn.receive_data(json.dumps(bare).encode() + b"\n")
+    assert [d.code for d in conn.diagnostics if d.code != "unannounced-session"] == [
+        "missing-jsonrpc-version"
+    ]
+    assert conn.snapshot()["sessions"][0]["state"] == {"state": "running"}
+    conn.receive_data(json.dumps({**bare, "jsonrpc": "2.0"}).encode() + b"\n")
+    assert [d.code for d in conn.diagnostics].count("missing-jsonrpc-version") == 1
+    conn.receive_data(json.dumps({**bare, "jsonrpc": "1.0"}).encode() + b"\n")
+    assert "update-rejected" in [d.code for d in conn.diagnostics]
