@@ -294,14 +294,19 @@ def test_a_relative_agent_path_is_taken_from_where_run_is_started(tmp_path: Path
     assert json.loads(out.stdout)["sessions"][0]["completedTurns"] == ["end_turn"]
 
 
-HELD_AGENT = """
+#: What an inline test agent starts with: one JSON message per line in and out.
+AGENT_IO = """
 import json, sys
 def send(o):
     sys.stdout.write(json.dumps(o) + "\\n"); sys.stdout.flush()
 def recv():
     line = sys.stdin.readline()
     return json.loads(line) if line else None
-m = recv()
+"""
+
+HELD_AGENT = (
+    AGENT_IO
+    + """m = recv()
 result = {"protocolVersion": 2, "info": {"name": "held", "version": "1"}, "capabilities": {}}
 send({"jsonrpc": "2.0", "id": m["id"], "result": result})
 m = recv()
@@ -313,6 +318,7 @@ while (m := recv()) is not None:
         error = {"code": -32800, "message": "request cancelled"}
         send({"jsonrpc": "2.0", "id": prompt["id"], "error": error})
 """
+)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
@@ -340,14 +346,9 @@ def test_ctrl_c_withdrawing_a_held_prompt_is_an_interruption(tmp_path: Path) -> 
     assert json.loads(out)["sessions"][0]["prompts"][0]["status"] == "rejected"
 
 
-FLOOD_AGENT = """
-import json, sys
-def send(o):
-    sys.stdout.write(json.dumps(o) + "\\n"); sys.stdout.flush()
-def recv():
-    line = sys.stdin.readline()
-    return json.loads(line) if line else None
-def update(u):
+FLOOD_AGENT = (
+    AGENT_IO
+    + """def update(u):
     send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": u}})
 m = recv()
 result = {"protocolVersion": 2, "info": {"name": "flood", "version": "1"}, "capabilities": {}}
@@ -366,6 +367,7 @@ update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_tur
 while recv() is not None:
     pass
 """
+)
 
 
 def test_an_agent_sending_many_requests_before_reading_answers_does_not_stall_the_run() -> None:
