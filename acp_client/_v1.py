@@ -337,6 +337,7 @@ class V1Adapter:
                 session.titles.clear()
                 session.tool_meta.clear()
                 session.compaction_meta.clear()
+                session.placeholders.clear()  # the replay drops the tool calls they name
                 resume = {**fixed, "replayFrom": {"type": "start"}}
                 return [(direction, {**message, "method": "session/resume", "params": resume})]
             if fixed is not params_dict:

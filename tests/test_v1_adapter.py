@@ -1663,6 +1663,24 @@ def test_terminal_traffic_after_the_reference_links_the_tool_call_to_it() -> Non
     assert contents["c"] == [{"type": "_acp_v1_terminal", "terminalId": "t2"}]
 
 
+def test_terminal_traffic_after_a_load_does_not_bring_back_a_tool_call_the_replay_dropped() -> None:
+    # 3.4 relinks a tool call that names the terminal; a session/load replays history from the
+    # start (5.3), so a tool call only the earlier, dropped history named is gone for good.
+    t1 = {"type": "terminal", "terminalId": "t1"}
+    stream = [
+        inc(up({"sessionUpdate": "tool_call", "toolCallId": "old", "content": [t1]})),
+        outg(req(5, "session/load", {"sessionId": S1, "cwd": "/w", "mcpServers": []})),
+        inc(chunk("agent_message", "replayed")),
+        inc(res(5, {})),
+        inc(req(11, "terminal/output", {"sessionId": S1, "terminalId": "t1"})),
+        outg(res(11, {"output": "ok\n", "truncated": False})),
+    ]
+    ups = updates(run(stream))
+    assert [u.get("toolCallId") for u in ups if "tool_call" in u["sessionUpdate"]] == ["old"]
+    session = replay_log(_v1_log(*(m for _, m in stream))).snapshot()["sessions"][0]
+    assert [e.get("toolCallId") for e in session["timeline"] if e["entry"] != "message"] == []
+
+
 # --- section 9: agent-only (degraded) mode ----------------------------------------------------
 
 
