@@ -601,8 +601,17 @@ class AgentConnection:
 
     async def _transmit(self, data: bytes, *, responses: bool = False) -> None:
         async with self._write_lock:
+            owed = self._take_owed()  # answers reading owes go out before what follows them
+            if owed:
+                await self._transmit_locked(owed, responses=True)
             await self._transmit_locked(data, responses=responses)
         await self._flush()
+
+    def _take_owed(self) -> bytes:
+        """What reading owes the agent, in order; forgotten here (the caller writes it)."""
+        data = b"".join(self._owed) + self.connection.data_to_send()
+        self._owed.clear()
+        return data
 
     async def _flush(self) -> None:
         """Write everything owed, in order.
@@ -615,8 +624,7 @@ class AgentConnection:
             if sent:
                 self._dispatch(sent)
             async with self._write_lock:
-                data = b"".join(self._owed) + self.connection.data_to_send()
-                self._owed.clear()
+                data = self._take_owed()
                 if not data:
                     return
                 await self._transmit_locked(data, responses=True)
@@ -754,10 +762,14 @@ class AgentConnection:
         What reading still owes the agent (answers to its last requests) is written first,
         for at most a second (an agent that no longer reads cannot hold the close up).
         """
-        with trio.move_on_after(1.0), contextlib.suppress(AgentExited):
-            await self._flush()  # under the write lock: a write in progress ends first
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            await self._send.aclose()
+        try:
+            # Shielded: a cancelled caller still writes what is owed (bounded), then closes.
+            deadline = trio.current_time() + 1.0
+            with trio.CancelScope(deadline=deadline, shield=True), contextlib.suppress(AgentExited):
+                await self._flush()  # under the write lock: a write in progress ends first
+        finally:
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await self._send.aclose()
 
 
 def _is_closed(channel: trio.MemorySendChannel[ev.Event]) -> bool:

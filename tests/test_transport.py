@@ -761,3 +761,38 @@ def test_a_dropped_lines_trace_is_cut_at_a_character_boundary() -> None:
     Recorder(out, clock=lambda: 0).too_long("é".encode() * 3 + b"\xc3", 9999)
     record = json.loads(out.getvalue())
     assert record["raw"] == "ééé…" and record["lineTooLong"] == 9999
+
+
+def test_an_answer_reading_owes_goes_out_before_the_clients_next_request() -> None:
+    # The agent asks something (here an unknown method) just before answering session/new;
+    # the answer is owed before anything the client sends after seeing the session/new result.
+    def new_session(message: dict[str, Any], out: FakeAgent) -> None:
+        out.send("incoming", {"jsonrpc": "2.0", "id": 900, "method": "x/unknown", "params": {}})
+        out.new_session_response(message["id"])
+
+    async def body(client: AgentConnection) -> None:
+        sid = await setup(client)
+        await client.prompt(sid, "hello")
+
+    for _ in range(24):  # the scheduler's order varies between runs
+        agent = ScriptedAgent({"session/new": new_session})
+        drive(agent, body)
+        order = [m.get("method") or ("answer", m.get("id")) for m in agent.received]
+        assert order.index(("answer", 900)) < order.index("session/prompt"), order
+
+
+def test_aclose_in_a_cancelled_scope_still_ends_the_agents_input() -> None:
+    # A caller cancelled while closing (a Ctrl-C on the way out) must not leave the agent
+    # waiting for input that never comes.
+    async def main() -> bytes:
+        to_agent, agent_reads = trio.testing.memory_stream_one_way_pair()
+        _, client_reads = trio.testing.memory_stream_one_way_pair()
+        client = AgentConnection(to_agent, client_reads)
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await client.aclose()
+        with trio.move_on_after(5):
+            return await agent_reads.receive_some()
+        return b"still open"
+
+    assert trio.run(main) == b""  # end of input
