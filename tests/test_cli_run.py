@@ -378,3 +378,72 @@ def test_an_agent_sending_many_requests_before_reading_answers_does_not_stall_th
     )
     assert out.returncode == 0, out.stderr.decode()
     assert json.loads(out.stdout)["sessions"][0]["completedTurns"] == ["end_turn"]
+
+
+def _hang_up(tmp_path: Path, agent: list[str], ready: Path) -> int:
+    """Run on a pseudo-terminal, close it once ``ready`` exists, then send SIGHUP."""
+    import os
+    import signal
+    import time
+
+    main, follower = os.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acp_client.cli", "run", "--prompt", "hi", "--", *agent],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,  # both gone with the terminal, as in real life
+        start_new_session=True,
+    )
+    os.close(follower)
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() or not ready.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        time.sleep(0.5)  # the live view (when on) has drawn
+    finally:
+        os.close(main)  # the terminal closes: every later write to it fails
+    proc.send_signal(signal.SIGHUP)
+    return proc.wait(timeout=60)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("during", ["setup", "live view"])
+def test_a_closed_terminal_ends_the_run_with_129_though_nothing_can_be_written(
+    tmp_path: Path, during: str
+) -> None:
+    # SIGHUP means the terminal is gone: "stopped (SIGHUP)", the live view's last frame and
+    # Python's own flush at exit all fail; the status must still say what happened.
+    ready = tmp_path / "ready"
+    if during == "setup":
+        script = f"open({str(ready)!r}, 'w').write('up'); import time; time.sleep(60)"
+    else:
+        script = HELD_AGENT
+    code = _hang_up(tmp_path, [sys.executable, "-c", script, str(ready)], ready)
+    assert code == 129
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_run_started_with_sighup_ignored_keeps_ignoring_it(tmp_path: Path) -> None:
+    # `nohup acp-client run ...`: the hangup is ignored; here the run goes on until the agent,
+    # which never answers, makes --timeout end it (5), instead of stopping at once (129).
+    import signal
+    import time
+
+    ready = tmp_path / "ready"
+    script = f"open({str(ready)!r}, 'w').write('up'); import time; time.sleep(60)"
+    command = ["run", "--timeout", "2", "--prompt", "hi", "--", sys.executable, "-c", script]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acp_client.cli", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),  # what nohup does
+    )
+    deadline = time.monotonic() + 30
+    while not ready.exists() or not ready.read_text():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 5, err.decode()
+    assert b"stopped" not in err

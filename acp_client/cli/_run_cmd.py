@@ -20,6 +20,7 @@ from . import (
     EXIT_TERMINATED,
     dump_json,
 )
+from ._live import detach_dead_terminal
 
 __all__ = ["run_command"]
 
@@ -64,6 +65,15 @@ def run_command(args: argparse.Namespace) -> int:
     return trio.run(_run, args, prompts)
 
 
+def _say(text: str) -> None:
+    """Write to stderr; when that fails (the terminal closed), go on without it."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except OSError:
+        detach_dead_terminal()
+
+
 class _Stop:
     """What the signals asked for: a turn cancelled (first Ctrl-C), or the run stopped."""
 
@@ -84,7 +94,9 @@ async def _signals() -> AsyncIterator[_Stop]:
     from acp_client.transport import _unwrapped
 
     stop = _Stop()
-    with trio.open_signal_receiver(*_STOP_SIGNALS) as signals:
+    # A signal ignored when the run started stays ignored (``nohup acp-client run ...``).
+    wanted = [s for s in _STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
+    with trio.open_signal_receiver(*wanted) as signals:
         async with _unwrapped(), trio.open_nursery() as nursery:
 
             async def watch() -> None:
@@ -92,9 +104,7 @@ async def _signals() -> AsyncIterator[_Stop]:
                     cancel = stop.cancel_turn
                     if signum == signal.SIGINT and cancel is not None and not stop.cancelling:
                         stop.cancelling = True
-                        sys.stderr.write(
-                            "acp-client run: cancelling the turn (Ctrl-C again to stop)\n"
-                        )
+                        _say("acp-client run: cancelling the turn (Ctrl-C again to stop)\n")
                         nursery.start_soon(cancel)
                         continue
                     stop.signal = signum
@@ -144,7 +154,6 @@ async def _turns(
 async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     import trio
     from rich.console import Console
-    from rich.live import Live
 
     from acp_client.transport import (
         AgentError,
@@ -157,36 +166,31 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         reject,
     )
 
+    from ._live import LiveView
     from ._render import render_snapshot, snapshot_renderable
     from ._sanitize import sanitize_text
 
     cwd = os.path.abspath(args.cwd or os.getcwd())
     console = Console(markup=False, highlight=False, emoji=False)
-    live_view = not args.json and console.is_terminal
     status = EXIT_OK
     agent_ref: list[Any] = []
-    shown: list[Live] = []  # the live view while it is on screen
 
     def view() -> Any:
         snapshot = agent_ref[0].connection.snapshot()
         return snapshot_renderable(snapshot, last_entries=30, text_lines=200)
 
+    live = LiveView(console, view) if not args.json and console.is_terminal else None
     asker = ask_on_terminal()
-
-    asking = [0]  # questions asked or waiting to be (one at a time)
 
     async def ask(perm: Any) -> str | None:
         """Ask with the live view paused: the conversation so far stays above the question."""
-        asking[0] += 1
-        if asking[0] == 1 and shown and shown[0].is_started:
-            shown[0].update(view(), refresh=True)
-            shown[0].stop()
+        if live is None:
+            return await asker(perm)
+        live.pause()
         try:
             return await asker(perm)
         finally:
-            asking[0] -= 1
-            if asking[0] == 0 and shown and not shown[0].is_started:
-                shown[0].start(refresh=True)  # the view is still wanted: the turn goes on
+            live.resume()
 
     policy = {"allow": allow_once, "reject": reject, "ask": ask}[args.permission]
 
@@ -207,62 +211,61 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
             await agent.initialize()
             session_id = await agent.new_session(cwd)
             reason: str | None = None
-            if live_view:
-                with Live(view(), console=console, auto_refresh=False) as live:
-                    shown.append(live)
-                    try:
-                        async with _unwrapped(), trio.open_nursery() as nursery:
+            if live is not None:
+                live.start()
+                try:
+                    async with _unwrapped(), trio.open_nursery() as nursery:
 
-                            async def refresh() -> None:
-                                while True:
-                                    if live.is_started:  # not while a question is asked
-                                        live.update(view(), refresh=True)
-                                    await trio.sleep(0.2)
+                        async def refresh() -> None:
+                            while True:
+                                live.refresh()
+                                await trio.sleep(0.2)
 
-                            nursery.start_soon(refresh)
-                            reason = await _turns(agent, session_id, prompts, args.timeout, stop)
-                            nursery.cancel_scope.cancel()
-                    finally:
-                        shown.clear()
-                        if not live.is_started:
-                            live.start()
-                        live.update(view(), refresh=True)  # the last state, also on failure
+                        nursery.start_soon(refresh)
+                        reason = await _turns(agent, session_id, prompts, args.timeout, stop)
+                        nursery.cancel_scope.cancel()
+                finally:
+                    live.stop()  # the last state, also on failure
             else:
                 reason = await _turns(agent, session_id, prompts, args.timeout, stop)
             status = EXIT_OK if reason == "end_turn" else EXIT_STOPPED
             if stop.cancelling:
                 status = EXIT_INTERRUPTED
     except trio.TooSlowError:
-        sys.stderr.write(f"acp-client run: the turn did not end within {args.timeout} s\n")
+        _say(f"acp-client run: the turn did not end within {args.timeout} s\n")
         status = EXIT_AGENT_FAILED
     except RequestFailed as exc:
         if stop.cancelling:  # the Ctrl-C withdrew a prompt the agent had not taken yet
-            sys.stderr.write("acp-client run: the prompt was withdrawn before the agent took it\n")
+            _say("acp-client run: the prompt was withdrawn before the agent took it\n")
             status = EXIT_INTERRUPTED
         else:
-            sys.stderr.write(f"acp-client run: {sanitize_text(str(exc))}\n")
+            _say(f"acp-client run: {sanitize_text(str(exc))}\n")
             status = EXIT_AGENT_FAILED
     except RecordingError as exc:
-        sys.stderr.write(f"acp-client run: {sanitize_text(str(exc))}\n")
+        _say(f"acp-client run: {sanitize_text(str(exc))}\n")
         status = EXIT_AGENT_FAILED
     except AgentError as exc:
-        sys.stderr.write(f"acp-client run: {sanitize_text(str(exc))}\n")
+        _say(f"acp-client run: {sanitize_text(str(exc))}\n")
         if agent_ref and agent_ref[0].stderr_lines:
-            sys.stderr.write("last lines of the agent's stderr:\n")
+            _say("last lines of the agent's stderr:\n")
             for line in agent_ref[0].stderr_lines[-8:]:
-                sys.stderr.write(f"  {sanitize_text(line)}\n")
+                _say(f"  {sanitize_text(line)}\n")
         status = EXIT_AGENT_FAILED
     except OSError as exc:
-        sys.stderr.write(f"acp-client run: cannot start the agent: {exc}\n")
+        _say(f"acp-client run: cannot start the agent: {exc}\n")
         return EXIT_AGENT_FAILED
     if stop.signal is not None:
         name, status = _STOPPED_BY.get(stop.signal, ("Ctrl-C", EXIT_INTERRUPTED))
-        sys.stderr.write(f"acp-client run: stopped ({name})\n")
+        _say(f"acp-client run: stopped ({name})\n")
     if not agent_ref:
         return status if stop.signal is not None else EXIT_AGENT_FAILED
     snapshot = agent_ref[0].connection.snapshot()
-    if args.json:
-        sys.stdout.write(dump_json(snapshot, indent=2) + "\n")
-    elif not live_view:
-        render_snapshot(snapshot, console)
+    try:
+        if args.json:
+            sys.stdout.write(dump_json(snapshot, indent=2) + "\n")
+            sys.stdout.flush()
+        elif live is None:
+            render_snapshot(snapshot, console)
+    except OSError:  # nowhere to show it (the terminal closed): the status still tells
+        detach_dead_terminal()
     return status

@@ -1,0 +1,99 @@
+"""The live view of ``acp-client run``: redrawn in place, paused while a question is asked."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["LiveView", "detach_dead_terminal"]
+
+
+def detach_dead_terminal() -> None:
+    """Point stdout and stderr at the null device: writing to them failed (a closed terminal).
+
+    Without this, Python's own flush at exit fails too and turns the exit status into 120.
+    """
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            os.dup2(null, fd)
+    os.close(null)
+
+
+class LiveView:
+    """A rich ``Live`` showing ``render()``, cropped to the terminal's height.
+
+    A question pauses it: its last frame stays above the question, and a new ``Live``
+    starts below the answer (a restarted one would draw uncropped, or over the question).
+    A write that fails (the terminal went away) turns the view off for good.
+    """
+
+    def __init__(self, console: Any, render: Callable[[], Any]) -> None:
+        self._console = console
+        self._render = render
+        self._live: Any = None  # the rich Live on screen, if any
+        self._paused = 0  # questions being asked (or waiting to be)
+        self._on = False  # wanted on screen (between start() and stop())
+        self.failed = False  # a write to the terminal failed
+
+    def start(self) -> None:
+        """Put the view on screen."""
+        self._on = True
+        self._show()
+
+    def refresh(self) -> None:
+        """Redraw with the current state (nothing while paused or stopped)."""
+        if self._live is not None:
+            self._guard(lambda: self._live.update(self._render(), refresh=True))
+
+    def pause(self) -> None:
+        """Leave the last frame above what comes next (a question); nest as questions do."""
+        self._paused += 1
+        if self._paused == 1:
+            self._hide()
+
+    def resume(self) -> None:
+        """End one :meth:`pause`; after the last one the view comes back below."""
+        self._paused -= 1
+        if self._paused == 0 and self._on:
+            self._show()
+
+    def stop(self) -> None:
+        """Leave the last state on screen, whole (also when paused: it is printed then)."""
+        self._on = False
+        if self._live is None and not self.failed:
+            self._show()
+        self._hide()
+
+    def _show(self) -> None:
+        from rich.live import Live
+
+        if self._live is not None or self.failed:
+            return
+        live = Live(self._render(), console=self._console, auto_refresh=False)
+        self._live = live
+        self._guard(lambda: live.start(refresh=True))
+
+    def _hide(self) -> None:
+        live, self._live = self._live, None
+        if live is None:
+            return
+
+        def last_frame() -> None:
+            live.update(self._render(), refresh=True)
+            live.stop()  # the last frame drawn whole (rich: vertical overflow visible)
+
+        self._guard(last_frame)
+
+    def _guard(self, draw: Callable[[], None]) -> None:
+        try:
+            draw()
+        except OSError:
+            self.failed = True
+            self._live = None
+            detach_dead_terminal()
