@@ -619,8 +619,14 @@ class V1Adapter:
             return [(direction, {**message, "result": fixed})]
         if method == "session/close" and session is not None:
             error = message.get("error")
+            ended: Output = []
+            if ok and session.state in ("running", "requires_action"):
+                # v1 may answer the close before the cancelled prompt; in v2 the work ends
+                # with idle `cancelled` before the close succeeds, and nothing follows (A18).
+                ended.append(self._state(session, "idle", stopReason="cancelled"))
             if ok or (isinstance(error, dict) and error.get("code") == -32002):
                 session.closed = True
+            return [*ended, (direction, message)]
         return [(direction, message)]
 
     def _setup(
@@ -677,6 +683,8 @@ class V1Adapter:
                 session.open = None
                 return [("incoming", message)]
             self._end_turn(session, turn)
+            if session.closed:
+                return []  # the close ended the work already (A18)
             if turn.cancel_sent:
                 return [self._state(session, "idle", stopReason="cancelled")]
             return [self._state(session, "idle", stopReason="error", error=message["error"])]
@@ -684,7 +692,8 @@ class V1Adapter:
         if not turn.inserted and session.pending is turn:
             out.extend(self._insert(session))
         self._end_turn(session, turn)
-        out.append(self._idle_from_result(session, message.get("result")))
+        if not session.closed:  # else the close ended the work already (A18)
+            out.append(self._idle_from_result(session, message.get("result")))
         return out
 
     def _idle_from_result(self, session: _Session, result: JSON) -> tuple[str, Message]:

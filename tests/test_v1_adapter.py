@@ -2277,3 +2277,24 @@ def test_provenance_tells_the_adapters_events_from_the_agents() -> None:
     assert "SessionInfoUpdated" not in by_kind
     assert any(type(e).__name__ == "SessionInfoUpdated" for e in events)
     assert Replayer().origins is None  # off by default
+
+
+@pytest.mark.parametrize("result_first", [True, False])
+def test_a_v1_close_answered_before_the_prompt_result_ends_the_work_cancelled(
+    result_first: bool,
+) -> None:
+    # v1 lets the close answer come before the cancelled prompt's result; in v2 the work
+    # ends with idle `cancelled` before the close succeeds (A18), and nothing follows it.
+    close = req(3, "session/close", {"sessionId": S1})
+    ended = [res(2, {"stopReason": "cancelled"}), res(3, {})]
+    log = _v1_log(
+        prompt(2, S1, "a"),
+        chunk("agent_message", "x"),
+        close,
+        *(ended if result_first else ended[::-1]),
+    )
+    snap = replay_log(log).snapshot()
+    (session,) = snap["sessions"]
+    assert snap["diagnostics"] == []
+    assert session["completedTurns"] == ["cancelled"]
+    assert session["state"]["state"] == "idle" and session["closed"] is True
