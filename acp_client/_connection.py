@@ -33,7 +33,7 @@ from . import _events as ev
 from . import _schema as s
 from ._batches import BatchReplies
 from ._checks import elicitation_problem, option_problems, relative_path, select_values
-from ._codec import Decoder, _FastUpdate, encode, message_from_builtins
+from ._codec import Decoder, _FastUpdate, convert, encode, message_from_builtins
 from ._diagnostics import Diagnostic
 from ._entities import MessageState, TerminalState, ToolCallState
 from ._errors import (
@@ -179,6 +179,16 @@ def _check_mcp_transports(servers: list[Any], mcp: Any) -> None:
                 f"MCP server transport {kind!r}: the agent does not advertise"
                 f" session.mcp.{kind} (C6)"
             )
+
+
+def _salvage(result: dict[str, Any], key: str, tp: Any) -> Any:
+    """``result[key]`` as ``tp`` when it can be read on its own, else ``None``."""
+    if key not in result:
+        return None
+    try:
+        return convert(result[key], tp, path=f"$.result.{key}")
+    except RemoteProtocolError:
+        return None
 
 
 def _replays(params: Any) -> bool:
@@ -886,9 +896,14 @@ class Connection:
             self.agent_capabilities = caps if isinstance(caps, s.AgentCapabilities) else None
             methods = result.auth_methods
             self.auth_methods = list(methods) if isinstance(methods, list) else []
-        elif isinstance(result, dict) and type(result.get("protocolVersion")) is int:
-            # An answer that does not fit the schema still tells the negotiated version.
-            self.protocol_version = result["protocolVersion"]
+        elif isinstance(result, dict):
+            # An answer that does not fit the schema still tells the negotiated version, and
+            # what it offers where that part can be read (C4, C6, C7 go by it).
+            if type(result.get("protocolVersion")) is int:
+                self.protocol_version = result["protocolVersion"]
+            self.agent_capabilities = _salvage(result, "capabilities", s.AgentCapabilities)
+            methods = _salvage(result, "authMethods", list[s.AuthMethod])
+            self.auth_methods = methods if isinstance(methods, list) else []
 
     def _setup_lists(self, session: Session, pending: _Pending, result: Any) -> None:
         commands = getattr(result, "available_commands", UNSET)

@@ -101,8 +101,9 @@ def agent_capabilities(v1: JSON) -> dict[str, JSON]:
     }
     mcp_v1 = caps.get("mcpCapabilities")
     mcp: dict[str, JSON] = {"stdio": {}}  # v1 stdio MCP is implicit
-    if isinstance(mcp_v1, dict) and mcp_v1.get("http") is True:
-        mcp["http"] = {}
+    for transport in ("http", "sse"):  # v2 has no `sse`: kept as an unknown field (C6)
+        if isinstance(mcp_v1, dict) and mcp_v1.get(transport) is True:
+            mcp[transport] = {}
     session: dict[str, JSON] = {"prompt": prompt, "mcp": mcp}
     session_v1 = caps.get("sessionCapabilities")
     if isinstance(session_v1, dict):

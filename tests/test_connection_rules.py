@@ -596,6 +596,25 @@ def test_c7_session_delete_only_if_advertised() -> None:
     Connection(live=False).send_request("session/delete", {"sessionId": SID})
 
 
+def test_an_initialize_answer_invalid_elsewhere_still_offers_what_it_lists() -> None:
+    # No `info` makes the answer invalid, but its readable capabilities and authMethods are
+    # what the agent offers: C4 and C7 must not refuse them, C6 still applies to the rest.
+    conn = Connection()
+    rid, _ = conn.send_initialize()
+    result = {
+        "protocolVersion": 2,
+        "capabilities": {"session": {"delete": {}, "mcp": {"stdio": {}}}},
+        "authMethods": [{"type": "agent", "methodId": "key", "name": "API key"}],
+    }
+    conn.receive_message(response(rid, result), "incoming")
+    conn.send_request("auth/login", {"methodId": "key"})
+    conn.send_request("session/delete", {"sessionId": SID})
+    conn.send_new_session("/w", mcp_servers=[McpServerStdio(name="fs", command="/bin/fs")])
+    http = {"type": "http", "name": "web", "url": "https://mcp.example", "headers": []}
+    with pytest.raises(LocalProtocolError, match="C6"):
+        conn.send_new_session("/w", mcp_servers=[http])  # type: ignore[list-item]
+
+
 def test_c21_set_only_listed_values_or_booleans() -> None:
     live = Live()
     live.new_session()

@@ -274,13 +274,20 @@ def test_initialize_translated_to_v2_shape() -> None:
                 "capabilities": {
                     "session": {
                         "prompt": {"image": {}, "embeddedContext": {}},
-                        "mcp": {"stdio": {}, "http": {}},
+                        # v2 has no sse transport: kept as an unknown field, so a v1 agent
+                        # that offers it can still be sent an sse server (C6)
+                        "mcp": {"stdio": {}, "http": {}, "sse": {}},
                         "delete": {},
                     }
                 },
             },
         )
     )
+    conn = Connection()
+    rid, _ = conn.send_initialize()
+    conn.receive_message(out[1][1] | {"id": rid}, "incoming")
+    sse = {"type": "sse", "name": "old", "url": "https://mcp.example", "headers": []}
+    conn.send_new_session("/w", mcp_servers=[sse])  # type: ignore[list-item]
 
 
 def test_initialize_without_client_or_agent_info_is_still_valid_v2() -> None:
