@@ -30,8 +30,9 @@ from typing import Any, Literal
 
 from . import _schema as s
 from . import _v1_translate as tr
+from ._codec import convert
 from ._diagnostics import Diagnostic, Severity
-from ._errors import LocalProtocolError
+from ._errors import LocalProtocolError, RemoteProtocolError
 from ._v1_detect import detect_v1
 
 __all__ = ["Direction", "V1Adapter", "detect_v1"]
@@ -129,6 +130,15 @@ class _Session:
     modes: list[dict[str, JSON]] | None = None
     mode_current: str | None = None
     config_emitted: int = 0  # config_option_updates emitted (R50: a setup result yields)
+
+
+def _valid_v2(value: JSON, tp: Any) -> bool:
+    """Whether the v2 connection will accept ``value`` as ``tp`` (else it rejects it)."""
+    try:
+        convert(value, tp)
+    except RemoteProtocolError:
+        return False
+    return True
 
 
 class V1Adapter:
@@ -379,11 +389,13 @@ class V1Adapter:
             self._diag("v1-permission-invalid", "permission request without toolCall", "warning")
             v2["title"] = "Permission requested"
         v2.update({k: v for k, v in params.items() if k not in ("sessionId", "toolCall")})
-        if params.get("options") == [] and isinstance(tool, dict):
-            # v1 allows no options; v2 needs one, so the request itself is rejected (with its
-            # line). Its tool call is still the Agent's news: applied on its own (7).
-            update = {**tool, "sessionUpdate": "tool_call_update"}
-            out.append(self._update(session, update))
+        if not _valid_v2(v2, s.RequestPermissionRequest):
+            # v1 allows what v2 does not (no options, say), so the request itself is rejected
+            # (with its line) and nothing waits on it. Its tool call is still the Agent's
+            # news: applied on its own (7).
+            if isinstance(tool, dict):
+                update = {**tool, "sessionUpdate": "tool_call_update"}
+                out.append(self._update(session, update))
             out.append(("incoming", {**message, "params": v2}))
             return out
         out.append(("incoming", {**message, "params": v2}))

@@ -1437,10 +1437,14 @@ def perm(id_: Any, tool: Msg) -> tuple[str, Msg]:
 ALLOW = [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]
 
 
-def test_permission_without_options_still_applies_its_tool_call() -> None:
+@pytest.mark.parametrize("options", [[], None, "MISSING", "bogus", [{"optionId": "x"}]])
+def test_permission_without_options_still_applies_its_tool_call(options: Any) -> None:
     # v1 allows `options: []`, v2 needs one: the request is rejected with its line, and its
     # tool call (the Agent's news) is applied on its own; no requires_action is synthesised.
-    ask = {"sessionId": S1, "toolCall": {"toolCallId": "c", "title": "Run ls"}, "options": []}
+    # So for any options v2 cannot read: nothing would ever answer that requires_action.
+    ask = {"sessionId": S1, "toolCall": {"toolCallId": "c", "title": "Run ls"}}
+    if options != "MISSING":
+        ask["options"] = options
     log = _v1_log(
         req(1, "session/new", {"cwd": "/w", "mcpServers": []}),
         res(1, {"sessionId": S1}),
