@@ -666,3 +666,20 @@ def test_agent_text_in_a_header_cannot_draw_lines_of_its_own() -> None:
     rows = [row.strip() for row in shown.split("\n")]
     assert not any(row.startswith(("✓ FAKE", "FAKE")) for row in rows), shown
     assert "Run\\n  ✓ FAKE done" in shown and "a\\nFAKE" in shown and "T\\nFAKE" in shown
+
+
+def test_a_multi_line_message_keeps_its_lines_behind_a_gutter() -> None:
+    # An error message or notice description may have several lines: they stay lines (not
+    # `\n` escapes), each after the first behind a gutter, so none passes for a line of its own.
+    session: dict[str, Any] = {"sessionId": "s", "timeline": []}
+    session["state"] = {
+        "state": "idle",
+        "stopReason": "error",
+        "error": {"code": -32000, "message": "Traceback:\nstate: running"},
+    }
+    session["notices"] = [{"severity": "info", "title": "N", "description": "one\ntwo"}]
+    shown = _rendered(snapshot_renderable({"sessions": [session]}), 120)
+    rows = [row.strip() for row in shown.split("\n")]
+    assert "\\n" not in shown, shown
+    assert "│ state: running" in rows and "│ two" in rows, shown
+    assert not any(row.startswith(("state: running", "two")) for row in rows), shown

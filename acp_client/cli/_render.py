@@ -128,15 +128,29 @@ def _s(value: object) -> str:
     return sanitize_json(value)
 
 
+class _Lines(str):
+    """A :func:`_line` part that may span lines (a message, a description)."""
+
+    __slots__ = ()
+
+
 def _line(*parts: str | tuple[str, str]) -> Text:
     r"""One line from plain parts or ``(text, style)`` pairs; every part is sanitized.
 
     A newline or tab in a part is shown as ``\n`` / ``\t``: agent text in a header (a
-    title, an id, a plan entry) cannot draw lines of its own.
+    title, an id, a plan entry) cannot draw lines of its own. A :class:`_Lines` part keeps
+    its lines, each after the first behind a ``│`` gutter, so none can pass for a line of
+    its own either.
     """
     text = Text()
     for part in parts:
-        if isinstance(part, tuple):
+        if isinstance(part, _Lines):
+            first, *rest = sanitize_text(part).split("\n")
+            text.append(first)
+            for line in rest:
+                text.append("\n  │ ", style="dim")
+                text.append(line)
+        elif isinstance(part, tuple):
             text.append(sanitize_line(part[0]), style=part[1])
         else:
             text.append(sanitize_line(part))
@@ -469,7 +483,7 @@ class _Renderer:
         )
         body: list[RenderableType] = []
         if cmp.get("error") is not None:
-            body.append(_line(("error: ", "bold red"), _s(cmp.get("error"))))
+            body.append(_line(("error: ", "bold red"), _Lines(_s(cmp.get("error")))))
         body.extend(self.blocks(cmp.get("summary"), "dim"))
         return [header, _indent(Group(*body))] if body else [header]
 
@@ -522,13 +536,13 @@ class _Renderer:
 
     @staticmethod
     def error_text(error: object) -> Text:
-        """A JSON-RPC error object as one line."""
+        """A JSON-RPC error object: one line, and more if its message has them."""
         if not isinstance(error, Mapping):
             return _line(("error", "bold red"), (" (no details)" if error is None else ": ", "dim"))
         parts: list[str | tuple[str, str]] = [("error", "bold red")]
         if error.get("code") is not None:
             parts.append((" " + _s(error.get("code")), "bold red"))
-        parts += [": ", _s(error.get("message"))]
+        parts += [": ", _Lines(_s(error.get("message")))]
         if error.get("data") is not None:
             parts.append(("  data: " + sanitize_json(error.get("data")), "dim"))
         return _line(*parts)
@@ -594,7 +608,7 @@ class _Renderer:
                 (_s(notice.get("title")), "bold"),
             ]
             if notice.get("description") is not None:
-                parts += [": ", _s(notice.get("description"))]
+                parts += [": ", _Lines(_s(notice.get("description")))]
             out.append(_line(("notice ", "bold"), *parts))
         return out
 
