@@ -28,6 +28,11 @@ __all__ = ["AdapterOrigin", "ReplayResult", "Replayer", "replay_log"]
 _DECIDE_WITHIN = 10_000
 
 
+def _changed(out: Any, message: Any) -> bool:
+    """Whether the v1 adapter changed ``message`` (a rebuilt equal dict is no change)."""
+    return out is not message and not (type(out) is dict and out == message)
+
+
 class AdapterOrigin(msgspec.Struct, frozen=True, gc=False):
     """Where events of a v1 replay came from (V1-TO-V2.md 1.2): the adapter, not the Agent.
 
@@ -291,7 +296,7 @@ class Replayer:
         before = len(adapter.diagnostics)
         for out_direction, out_message in adapter.feed(direction, message, line=line):
             got = self.connection.receive_message(out_message, out_direction, line=line)  # type: ignore[arg-type]
-            if self.origins is not None and got and out_message is not message:
+            if self.origins is not None and got and _changed(out_message, message):
                 self.origins.append(AdapterOrigin(tuple(got), out_message, message, line))
             events.extend(got)
         self._collect_adapter(before)

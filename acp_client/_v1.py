@@ -51,6 +51,15 @@ variant")."""
 _DRAFT_VARIANTS = frozenset(
     {"plan_update", "plan_removed", "subagent_update", "session_message", "session_message_chunk"}
 )
+# Every name v2 gives an update variant (stable and draft): one v1 lacks is wrapped raw.
+_V2_VARIANTS = (
+    frozenset(
+        cls.__struct_config__.tag
+        for cls in s.KNOWN_SESSION_UPDATES
+        if hasattr(cls, "__struct_config__")
+    )
+    | _DRAFT_VARIANTS
+)
 # V1-TO-V2 3.2: the v1 variants the adapter translates or passes on as the same v2 variant;
 # any other (v2-only names, draft variants without an opt-in, custom ones) is kept raw.
 _V1_VARIANTS = frozenset(
@@ -467,6 +476,9 @@ class V1Adapter:
         if kind not in _V1_VARIANTS and not (self.unstable and kind in _DRAFT_VARIANTS):
             # Unknown to v1: kept verbatim, even under a name v2 knows (V1-TO-V2 3.2).
             meta = params_dict.get("_meta", s.UNSET)
+            if isinstance(kind, str) and kind not in _V2_VARIANTS and meta is s.UNSET:
+                out.append((direction, message))  # unknown to v2 too: passed on as it is
+                return out
             if meta is not None and not isinstance(meta, dict):
                 meta = s.UNSET
             raw = s.UpdateSessionNotification(

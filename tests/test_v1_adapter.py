@@ -2259,6 +2259,8 @@ def test_provenance_tells_the_adapters_events_from_the_agents() -> None:
         *_v1_connection()[:5],  # handshake, session/new, the prompt
         chunk("agent_message", "x", sid="s1"),
         up({"sessionUpdate": "session_info_update", "title": "T"}, "s1"),  # the same in v2
+        up({"sessionUpdate": "x_custom", "v": 1}, "s1"),  # unknown to both: passed on
+        up({"sessionUpdate": "state_update", "state": "idle"}, "s1"),  # v2-only name: wrapped
         res(2, {"stopReason": "end_turn"}),
     ]
     replayer = Replayer(provenance=True)
@@ -2286,6 +2288,9 @@ def test_provenance_tells_the_adapters_events_from_the_agents() -> None:
     assert "StateChanged" in by_kind
     # the info update went through untouched: no origin
     assert "SessionInfoUpdated" not in by_kind
+    # nor the custom update, nor the session/new result the adapter rebuilt unchanged
+    assert {o.line for o in origins}.isdisjoint({4, 8})
+    assert 9 in {o.line for o in origins}  # kept raw although v2 knows the name (3.2)
     assert any(type(e).__name__ == "SessionInfoUpdated" for e in events)
     assert Replayer().origins is None  # off by default
 
