@@ -73,3 +73,24 @@ def test_a_terminal_that_went_away_turns_the_view_off() -> None:
     finally:
         live_module.detach_dead_terminal = original
     assert view.failed and detached
+
+
+def test_a_slow_redraw_makes_the_next_one_wait_longer() -> None:
+    # The live view redraws the whole visible state; on a big session that costs, so the
+    # pause grows with it and drawing never takes more than a quarter of the time.
+    console, _ = _console()
+    now = [0.0]
+    cost = [0.01]
+
+    def render() -> Text:
+        now[0] += cost[0]
+        return Text("x")
+
+    view = LiveView(console, render, clock=lambda: now[0])
+    view.start()
+    view.refresh()
+    assert view.interval == LiveView.PERIOD
+    cost[0] = 0.5
+    view.refresh()
+    assert view.interval == 0.5 / LiveView.SHARE
+    view.stop()

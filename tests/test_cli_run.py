@@ -204,12 +204,15 @@ def test_a_signal_outside_a_turn_stops_the_run_and_the_agent(
         os.kill(int(pid_file.read_text()), 0)
 
 
-def test_run_reads_the_prompt_from_stdin_with_a_v1_agent() -> None:
-    out = run("--json", "--", *V1, stdin=b"hello from stdin\n")
+@pytest.mark.parametrize("end", [b"\n", b"\r\n"])
+def test_run_reads_the_prompt_from_stdin_with_a_v1_agent(end: bytes) -> None:
+    # The line end a file or a Windows editor left is not part of the prompt.
+    out = run("--json", "--", *V1, stdin=b"hello\r\nfrom stdin" + end)
     assert out.returncode == 0, out.stderr.decode()
     session = json.loads(out.stdout)["sessions"][0]
     assert session["protocolVersion"] == 1
-    assert session["timeline"][0]["content"] == [{"type": "text", "text": "hello from stdin"}]
+    text = "hello\r\nfrom stdin"
+    assert session["timeline"][0]["content"] == [{"type": "text", "text": text}]
 
 
 @pytest.mark.parametrize("value", ["-1", "nan", "inf", "0", "soon"])

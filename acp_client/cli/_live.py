@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -33,9 +34,17 @@ class LiveView:
     A write that fails (the terminal went away) turns the view off for good.
     """
 
-    def __init__(self, console: Any, render: Callable[[], Any]) -> None:
+    #: Seconds between redraws at least, and at most this share of the time spent drawing.
+    PERIOD = 0.2
+    SHARE = 0.25
+
+    def __init__(
+        self, console: Any, render: Callable[[], Any], clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._console = console
         self._render = render
+        self._clock = clock
+        self._cost = 0.0  # seconds the last redraw took
         self._live: Any = None  # the rich Live on screen, if any
         self._paused = 0  # questions being asked (or waiting to be)
         self._on = False  # wanted on screen (between start() and stop())
@@ -49,7 +58,18 @@ class LiveView:
     def refresh(self) -> None:
         """Redraw with the current state (nothing while paused or stopped)."""
         if self._live is not None:
+            started = self._clock()
             self._guard(lambda: self._live.update(self._render(), refresh=True))
+            self._cost = self._clock() - started
+
+    @property
+    def interval(self) -> float:
+        """Seconds to wait before the next :meth:`refresh`.
+
+        :attr:`PERIOD`, or longer when drawing a big session takes long: redrawing never
+        takes more than :attr:`SHARE` of the time (the agent's traffic keeps the rest).
+        """
+        return max(self.PERIOD, self._cost / self.SHARE)
 
     def pause(self) -> None:
         """Leave the last frame above what comes next (a question); nest as questions do."""

@@ -51,7 +51,7 @@ def run_command(args: argparse.Namespace) -> int:
             return 2
     if not prompts:
         try:
-            text = sys.stdin.buffer.read().decode("utf-8").rstrip("\n")
+            text = sys.stdin.buffer.read().decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as exc:
             sys.stderr.write(
                 f"acp-client run: the prompt on standard input is not UTF-8 (byte {exc.start})\n"
@@ -219,7 +219,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                         async def refresh() -> None:
                             while True:
                                 live.refresh()
-                                await trio.sleep(0.2)
+                                await trio.sleep(live.interval)
 
                         nursery.start_soon(refresh)
                         reason = await _turns(agent, session_id, prompts, args.timeout, stop)
