@@ -150,6 +150,16 @@ class LineBuffer:
         return self._pending_size + self._discarding
 
 
+def head_text(head: bytes) -> str:
+    """A dropped line's first bytes as text, cut at a character boundary, ending with ``…``."""
+    for end in range(len(head), max(len(head) - 4, -1), -1):
+        try:  # the head may end inside a character
+            return head[:end].decode("utf-8") + "…"
+        except UnicodeDecodeError:
+            continue
+    return head.decode("utf-8", errors="replace") + "…"
+
+
 def _head_of(pieces: tuple[bytes, ...]) -> bytes:
     """The first :data:`HEAD_KEPT` bytes of the pieces joined (without joining them all)."""
     head = bytearray()

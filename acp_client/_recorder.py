@@ -13,6 +13,7 @@ from typing import IO, Any
 
 import msgspec
 
+from ._framing import head_text
 from ._lenient_json import decode_leniently
 
 __all__ = ["Recorder", "RecordingError"]
@@ -85,14 +86,7 @@ class Recorder:
         The extra key ``lineTooLong`` holds the line's full size (readers ignore keys they
         do not know, LOG-FORMATS 3.1); a replay reports the record as non-JSON output.
         """
-        for end in range(len(head), max(len(head) - 4, -1), -1):
-            try:  # cut at a character boundary: the head may end inside one
-                text = head[:end].decode("utf-8") + "…"
-                break
-            except UnicodeDecodeError:
-                continue
-        else:
-            text = head.decode("utf-8", errors="replace") + "…"
+        text = head_text(head)
         self._write(
             b'"incoming"',
             b',"raw":' + _ENC.encode(text) + b',"lineTooLong":' + _ENC.encode(size),

@@ -41,7 +41,7 @@ from . import _schema as s
 from ._codec import encode
 from ._connection import Connection
 from ._errors import ACPError, LocalProtocolError
-from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong
+from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong, head_text
 from ._prompts import PermissionState, PromptState
 from ._recorder import Recorder, RecordingError
 from ._v1 import V1Adapter
@@ -391,11 +391,13 @@ class AgentConnection:
             for line in items:
                 if isinstance(line, bytes):
                     text = line.decode("utf-8", errors="replace")
-                    self.stderr_lines.append(text)
-                    if len(self.stderr_lines) > 2 * self.STDERR_LINES_KEPT:
-                        del self.stderr_lines[: -self.STDERR_LINES_KEPT]  # amortised O(1)
-                    if self._recorder is not None:
-                        self._recorder.stderr(text)
+                else:  # too long to keep: a trace of it, so nothing vanishes unseen
+                    text = f"[a stderr line of {line.size} bytes, dropped: {head_text(line.head)}]"
+                self.stderr_lines.append(text)
+                if len(self.stderr_lines) > 2 * self.STDERR_LINES_KEPT:
+                    del self.stderr_lines[: -self.STDERR_LINES_KEPT]  # amortised O(1)
+                if self._recorder is not None:
+                    self._recorder.stderr(text)
             if not data:
                 return
 

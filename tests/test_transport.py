@@ -731,6 +731,30 @@ def test_stderr_lines_keep_the_last_ones_and_the_recording_all() -> None:
     assert [r["text"] for r in recorded] == [str(i) for i in range(2500)]
 
 
+def test_a_stderr_line_too_long_to_keep_leaves_a_trace() -> None:
+    # Past max_line a stderr line is not kept, but it does not vanish unseen either: its
+    # size and first bytes stand in for it, in stderr_lines and in the recording.
+    import sys
+
+    script = "import sys\nprint('é' * 3000, file=sys.stderr)\nprint('next', file=sys.stderr)"
+    script += "\nsys.stdin.read()"
+    record = io.BytesIO()
+
+    async def main() -> list[str]:
+        command = [sys.executable, "-c", script]
+        async with open_agent(command, record=record, max_line=4096) as agent:
+            with trio.fail_after(30):
+                while "next" not in agent.stderr_lines:
+                    await trio.sleep(0.05)
+            return list(agent.stderr_lines)
+
+    first, second = trio.run(main)
+    assert first.startswith("[a stderr line of 6000 bytes, dropped: éé") and first.endswith("…]")
+    assert second == "next"
+    recorded = [r["text"] for r in map(json.loads, record.getvalue().splitlines()) if "text" in r]
+    assert recorded == [first, "next"]
+
+
 def test_agent_exited_names_the_exit_status_of_an_agent_that_crashes_mid_turn() -> None:
     import sys
 
