@@ -201,8 +201,15 @@ async def _read_line(stream: trio.lowlevel.FdStream) -> str:
     return data.split(b"\n", 1)[0].decode("utf-8", "replace")
 
 
+#: v2 methods v1 names differently (same params).
+_V1_METHODS = {"auth/login": "authenticate", "auth/logout": "logout"}
+
+
 def _to_v1(message: dict[str, Any]) -> dict[str, Any]:
     """The v1 wire form of a message the v2 connection built."""
+    renamed = _V1_METHODS.get(message.get("method"))  # type: ignore[arg-type]
+    if renamed is not None:
+        return {**message, "method": renamed}
     if message.get("method") == "session/resume":
         params = dict(message.get("params") or {})
         if params.pop("replayFrom", None) is not None:
@@ -691,6 +698,15 @@ class AgentConnection:
                 f" acp_client speaks 1 to {protocol_version}"
             )
         return result
+
+    async def login(self, method_id: str) -> Any:
+        """``auth/login`` with one of the agent's ``authMethods`` (``authenticate`` in v1).
+
+        Raises:
+            LocalProtocolError: the agent offered no ``authMethods`` (C4).
+            RequestFailed: the agent refused.
+        """
+        return await self._call("auth/login", s.LoginAuthRequest(method_id=method_id))
 
     async def new_session(self, cwd: str, *, mcp_servers: Sequence[Any] = ()) -> str:
         """``session/new`` (a relative ``cwd`` is made absolute, C6); return the new id."""

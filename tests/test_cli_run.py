@@ -450,3 +450,74 @@ def test_a_run_started_with_sighup_ignored_keeps_ignoring_it(tmp_path: Path) -> 
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 5, err.decode()
     assert b"stopped" not in err
+
+
+#: An agent that wants auth/login (v2) or authenticate (v1) before session/new.
+AUTH_AGENT = (
+    AGENT_IO
+    + """version = int(sys.argv[1])
+authed = False
+while (m := recv()) is not None:
+    method, rid = m.get("method"), m.get("id")
+    if method == "initialize":
+        key = {"methodId": "key"} if version == 2 else {"id": "key"}
+        methods = [{"type": "agent", "name": "API key", **key}, {"type": "agent", "name": "SSO",
+                   **{k: "sso" for k in key}}]
+        if version == 2:
+            result = {"protocolVersion": 2, "info": {"name": "a", "version": "1"},
+                      "capabilities": {"session": {}}, "authMethods": methods}
+        else:
+            result = {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": methods}
+        send({"jsonrpc": "2.0", "id": rid, "result": result})
+    elif method == ("auth/login" if version == 2 else "authenticate"):
+        authed = m["params"]["methodId"] == "key"
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+    elif method == "session/new":
+        if not authed:
+            error = {"code": -32000, "message": "Authentication required"}
+            send({"jsonrpc": "2.0", "id": rid, "error": error})
+        else:
+            send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "s1"}})
+    elif method == "session/prompt":
+        if version == 2:
+            send({"jsonrpc": "2.0", "id": rid, "result": {"messageId": "u1"}})
+            for update in ({"sessionUpdate": "user_message", "messageId": "u1",
+                            "content": m["params"]["prompt"]},
+                           {"sessionUpdate": "state_update", "state": "running"},
+                           {"sessionUpdate": "state_update", "state": "idle",
+                            "stopReason": "end_turn"}):
+                send({"jsonrpc": "2.0", "method": "session/update",
+                      "params": {"sessionId": "s1", "update": update}})
+        else:
+            send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+    elif rid is not None:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": method}})
+"""
+)
+
+
+@pytest.mark.parametrize("version", ["2", "1"])
+def test_auth_logs_in_before_the_session_and_its_absence_is_explained(
+    tmp_path: Path, version: str
+) -> None:
+    agent = ["--", sys.executable, "-c", AUTH_AGENT, version]
+    record = tmp_path / "rec.jsonl"
+    out = run("--json", "--auth", "key", "--record", str(record), "--prompt", "hi", *agent)
+    assert out.returncode == 0, out.stderr.decode()
+    assert json.loads(out.stdout)["sessions"][0]["completedTurns"] == ["end_turn"]
+    sent = [json.loads(line)["message"] for line in record.read_bytes().splitlines()]
+    login = "auth/login" if version == "2" else "authenticate"  # v1's name for it
+    assert [m.get("method") for m in sent if "method" in m][:3] == [
+        "initialize",
+        login,
+        "session/new",
+    ]
+    # Without --auth: the agent's refusal, then the methods --auth can name.
+    plain = run("--prompt", "hi", *agent)
+    assert plain.returncode == 5
+    assert b"Authentication required" in plain.stderr
+    assert b"--auth METHOD_ID" in plain.stderr and b"key  (API key)" in plain.stderr
+    assert b"sso  (SSO)" in plain.stderr
+    # A method the agent does not offer is a usage error naming the ones it does.
+    wrong = run("--auth", "nope", "--prompt", "hi", *agent)
+    assert wrong.returncode == 2 and b"'key', 'sso'" in wrong.stderr, wrong.stderr.decode()

@@ -154,6 +154,11 @@ def build_parser() -> argparse.ArgumentParser:
         " (allow_once, else allow_always) or reject (reject_once, else reject_always);"
         " none offered: cancelled",
     )
+    run.add_argument(
+        "--auth",
+        metavar="METHOD_ID",
+        help="log in first (auth/login; authenticate in v1) with one of the agent's authMethods",
+    )
     run.add_argument("--cwd", metavar="DIR", help="working directory of the session")
     run.add_argument(
         "--timeout",

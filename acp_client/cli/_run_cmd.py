@@ -18,6 +18,7 @@ from . import (
     EXIT_OK,
     EXIT_STOPPED,
     EXIT_TERMINATED,
+    EXIT_USAGE,
     dump_json,
 )
 from ._live import detach_dead_terminal
@@ -119,6 +120,32 @@ async def _signals() -> AsyncIterator[_Stop]:
                 nursery.cancel_scope.cancel()
 
 
+#: JSON-RPC error code: the agent needs the client to log in first.
+AUTH_REQUIRED = -32000
+
+
+def _auth_methods(agent: Any) -> list[tuple[str, str]]:
+    """The agent's ``authMethods`` as ``(methodId, name)`` pairs (``auth/login`` ones only)."""
+    from acp_client.schema import AuthMethodAgent
+
+    # A terminal method is the user's to run (the agent in a terminal of its own), and a type
+    # this library does not know is not for auth/login either.
+    methods = agent.connection.auth_methods
+    return [(m.method_id, m.name) for m in methods if isinstance(m, AuthMethodAgent)]
+
+
+def _auth_hint(agent: Any) -> str:
+    """What to do about "authentication required": the ``--auth`` choices, if any."""
+    from ._sanitize import sanitize_line
+
+    methods = _auth_methods(agent)
+    if not methods:
+        return "the agent asks for authentication but offers no method acp-client can use\n"
+    lines = ["the agent asks for authentication: run again with --auth METHOD_ID, one of\n"]
+    lines += [f"  {sanitize_line(m)}  ({sanitize_line(name)})\n" for m, name in methods]
+    return "".join(lines)
+
+
 def _command(argv: list[str]) -> list[str]:
     """The agent command, a relative path to it taken from here (``--cwd`` is the agent's)."""
     program = argv[0]
@@ -209,6 +236,16 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         ):
             agent_ref.append(agent)
             await agent.initialize()
+            if args.auth is not None:
+                offered = [method_id for method_id, _ in _auth_methods(agent)]
+                if args.auth not in offered:
+                    listed = ", ".join(map(repr, offered)) or "none"
+                    _say(
+                        f"acp-client run: --auth {sanitize_text(args.auth)!r}: not one of the"
+                        f" agent's authMethods ({sanitize_text(listed)})\n"
+                    )
+                    return EXIT_USAGE
+                await agent.login(args.auth)
             session_id = await agent.new_session(cwd)
             reason: str | None = None
             if live is not None:
@@ -240,6 +277,8 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
             status = EXIT_INTERRUPTED
         else:
             _say(f"acp-client run: {sanitize_text(str(exc))}\n")
+            if exc.error.code == AUTH_REQUIRED and agent_ref:
+                _say(_auth_hint(agent_ref[0]))
             status = EXIT_AGENT_FAILED
     except RecordingError as exc:
         _say(f"acp-client run: {sanitize_text(str(exc))}\n")
