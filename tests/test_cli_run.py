@@ -521,3 +521,26 @@ def test_auth_logs_in_before_the_session_and_its_absence_is_explained(
     # A method the agent does not offer is a usage error naming the ones it does.
     wrong = run("--auth", "nope", "--prompt", "hi", *agent)
     assert wrong.returncode == 2 and b"'key', 'sso'" in wrong.stderr, wrong.stderr.decode()
+
+
+def test_a_failed_request_shows_the_errors_data_and_the_agents_last_words() -> None:
+    # What a real agent's "Internal error" means is in its `data` and on its stderr.
+    script = (
+        AGENT_IO
+        + """m = recv()
+result = {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, "capabilities": {}}
+send({"jsonrpc": "2.0", "id": m["id"], "result": result})
+m = recv()
+print("query closed: no model \\x1b[31mconfigured", file=sys.stderr, flush=True)
+error = {"code": -32603, "message": "Internal error", "data": {"details": "Query closed"}}
+send({"jsonrpc": "2.0", "id": m["id"], "error": error})
+recv()
+"""
+    )
+    out = run("--prompt", "hi", "--", sys.executable, "-c", script)
+    assert out.returncode == 5
+    err = out.stderr.decode()
+    assert "Internal error (code -32603)" in err
+    assert 'data: {"details":"Query closed"}' in err
+    assert "last lines of the agent's stderr:\n  query closed: no model" in err
+    assert "\x1b" not in err  # the agent's escape is shown, not obeyed

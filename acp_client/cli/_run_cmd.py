@@ -146,6 +146,18 @@ def _auth_hint(agent: Any) -> str:
     return "".join(lines)
 
 
+def _stderr_tail(agent: Any, lines: int = 8) -> str:
+    """The agent's last stderr lines, sanitized, for a failure report ("" if none)."""
+    from ._sanitize import sanitize_line
+
+    tail = agent.stderr_lines[-lines:]
+    if not tail:
+        return ""
+    return "last lines of the agent's stderr:\n" + "".join(
+        f"  {sanitize_line(line)}\n" for line in tail
+    )
+
+
 def _command(argv: list[str]) -> list[str]:
     """The agent command, a relative path to it taken from here (``--cwd`` is the agent's)."""
     program = argv[0]
@@ -179,6 +191,7 @@ async def _turns(
 
 
 async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
+    import msgspec
     import trio
     from rich.console import Console
 
@@ -195,7 +208,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
 
     from ._live import LiveView
     from ._render import render_snapshot, snapshot_renderable
-    from ._sanitize import sanitize_text
+    from ._sanitize import sanitize_json, sanitize_text
 
     cwd = os.path.abspath(args.cwd or os.getcwd())
     console = Console(markup=False, highlight=False, emoji=False)
@@ -277,18 +290,21 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
             status = EXIT_INTERRUPTED
         else:
             _say(f"acp-client run: {sanitize_text(str(exc))}\n")
+            data = getattr(exc.error, "data", None)
+            if data is not None and data is not msgspec.UNSET:
+                _say(f"  data: {sanitize_json(msgspec.to_builtins(data), limit=2000)}\n")
             if exc.error.code == AUTH_REQUIRED and agent_ref:
                 _say(_auth_hint(agent_ref[0]))
+            elif agent_ref:
+                _say(_stderr_tail(agent_ref[0]))
             status = EXIT_AGENT_FAILED
     except RecordingError as exc:
         _say(f"acp-client run: {sanitize_text(str(exc))}\n")
         status = EXIT_AGENT_FAILED
     except AgentError as exc:
         _say(f"acp-client run: {sanitize_text(str(exc))}\n")
-        if agent_ref and agent_ref[0].stderr_lines:
-            _say("last lines of the agent's stderr:\n")
-            for line in agent_ref[0].stderr_lines[-8:]:
-                _say(f"  {sanitize_text(line)}\n")
+        if agent_ref:
+            _say(_stderr_tail(agent_ref[0]))
         status = EXIT_AGENT_FAILED
     except OSError as exc:
         _say(f"acp-client run: cannot start the agent: {exc}\n")
