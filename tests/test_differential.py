@@ -35,7 +35,7 @@ def reduce_with_model(conversation: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(conversations())
+@given(conversations(close=None))
 def test_connection_matches_reference_model(conversation: list[tuple[str, Any]]) -> None:
     ours, reference = reduce_with_connection(conversation), reduce_with_model(conversation)
     assert ours == reference, "\n".join(_diff(ours, reference))

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, event, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from acp_client import Connection
 from acp_client.testing import LOG_FORMATS, FakeAgent, ReferenceModel
 from acp_client.testing.strategies import (
     CONTENT_BLOCK_KINDS,
@@ -110,6 +111,20 @@ def test_conversations_are_valid(exchange: list[tuple[str, dict[str, Any]]]) -> 
     for direction, message in exchange:
         assert direction in ("incoming", "outgoing")
         validate_message(message)
+
+
+@SLOW
+@given(conversations(max_turns=1, close=True))
+def test_a_closed_conversation_ends_closed(exchange: list[tuple[str, dict[str, Any]]]) -> None:
+    # The last request is session/close; its answer (success or -32002) closes the session.
+    for _, message in exchange:
+        validate_message(message)
+    assert exchange[-2][1]["method"] == "session/close"
+    conn = Connection(live=False)
+    for direction, message in exchange:
+        conn.receive_message(message, direction)  # type: ignore[arg-type]
+    (session,) = conn.snapshot()["sessions"]
+    assert session["closed"] is True
 
 
 @SLOW
@@ -357,6 +372,7 @@ def test_stored_logs_are_text(log: Any) -> None:
         lambda: conversations(max_turns=0),
         lambda: conversations(session_id=""),
         lambda: conversations(resume="yes"),
+        lambda: conversations(close="yes"),
         lambda: rechunkings(42),
         lambda: chunked_message_updates("system", "m", []),
         lambda: chunked_message_updates("agent", "m", "text"),

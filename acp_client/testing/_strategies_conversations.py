@@ -538,7 +538,12 @@ def _replay(
 
 @st.composite
 def _conversations(
-    draw: st.DrawFn, session_id: str, max_turns: int, initialize: bool, resume: bool | None
+    draw: st.DrawFn,
+    session_id: str,
+    max_turns: int,
+    initialize: bool,
+    resume: bool | None,
+    close: bool | None = False,
 ) -> Exchange:
     ids = _Ids()
     client_rid, agent_rid = [0], [0]
@@ -571,6 +576,16 @@ def _conversations(
     out += previous
     if resume is True or (resume is None and draw(st.booleans())):
         out += draw(_replay(session_id, client_rid, history))
+    if close is True or (close is None and draw(st.booleans())):
+        c = FakeAgent(session_id)
+        rid = client_rid[0]
+        client_rid[0] += 1
+        c.close(rid)
+        if draw(st.integers(0, 3)) == 0:
+            c.error(rid, -32002, "Session not found")  # counts as closed (11.5)
+        else:
+            c.close_response(rid)
+        out += c.messages
     return out
 
 
@@ -580,6 +595,7 @@ def conversations(
     max_turns: int = 3,
     initialize: bool = True,
     resume: bool | None = None,
+    close: bool | None = False,
 ) -> st.SearchStrategy[Exchange]:
     """Whole conversations of one session, valid ACP v2 by construction.
 
@@ -598,7 +614,9 @@ def conversations(
     ``cancelled``. Now and then the next prompt is sent while a turn is busy: held, it is
     answered after that turn's idle, or withdrawn (-32800) by the cancel (spec 10.2). With
     ``resume`` (``None``: sometimes) it ends with a ``session/resume`` replaying some of
-    the user messages. Request ids are numbered from 0 on each side, as SDKs do.
+    the user messages. With ``close`` (``None``: sometimes) it ends with a
+    ``session/close``, answered with success or -32002 (which also closes, spec 11.5).
+    Request ids are numbered from 0 on each side, as SDKs do.
 
     Example::
 
@@ -617,7 +635,9 @@ def conversations(
         raise InvalidArgument(f"initialize must be a bool, not {initialize!r}")
     if resume is not None and not isinstance(resume, bool):
         raise InvalidArgument(f"resume must be a bool or None, not {resume!r}")
-    return _conversations(session_id, max_turns, initialize, resume)
+    if close is not None and not isinstance(close, bool):
+        raise InvalidArgument(f"close must be a bool or None, not {close!r}")
+    return _conversations(session_id, max_turns, initialize, resume, close)
 
 
 # -- v1 traffic (V1-TO-V2.md) -------------------------------------------------------------
