@@ -112,6 +112,7 @@ class _Turn:
     prompt: JSON
     inserted: bool = False
     cancel_sent: bool = False
+    closed: bool = False  # a session/close ended it (A18): its result adds nothing
 
 
 @dataclass
@@ -347,6 +348,7 @@ class V1Adapter:
         if method in ("session/new", "session/load", "session/resume"):
             fixed = tr.mcp_servers(params_dict)
             if session is not None and method != "session/new":
+                session.closed = False  # loading or resuming a closed session opens it again
                 self._config_marks[key] = session.config_emitted
                 session.open = None
                 session.pending = None  # after a load, no turn is in flight (section 9)
@@ -643,13 +645,19 @@ class V1Adapter:
             return [(direction, {**message, "result": fixed})]
         if method == "session/close" and session is not None:
             error = message.get("error")
+            if not ok and not (isinstance(error, dict) and error.get("code") == -32002):
+                return [(direction, message)]
+            # v1 may answer the close before the prompts it cancelled; in v2 the work ends
+            # with idle `cancelled` before the close succeeds (-32002 counts as success, C9),
+            # held prompts are answered, and nothing follows (A18).
             ended: Output = []
-            if ok and session.state in ("running", "requires_action"):
-                # v1 may answer the close before the cancelled prompt; in v2 the work ends
-                # with idle `cancelled` before the close succeeds, and nothing follows (A18).
+            for turn in [*session.active.values(), session.pending]:
+                if turn is not None:
+                    turn.closed = True
+            session.pending = None
+            if session.state in ("running", "requires_action"):
                 ended.append(self._state(session, "idle", stopReason="cancelled"))
-            if ok or (isinstance(error, dict) and error.get("code") == -32002):
-                session.closed = True
+            session.closed = True
             return [*ended, (direction, message)]
         return [(direction, message)]
 
@@ -707,16 +715,20 @@ class V1Adapter:
                 session.open = None
                 return [("incoming", message)]
             self._end_turn(session, turn)
-            if session.closed:
+            if turn.closed:
                 return []  # the close ended the work already (A18)
             if turn.cancel_sent:
                 return [self._state(session, "idle", stopReason="cancelled")]
             return [self._state(session, "idle", stopReason="error", error=message["error"])]
+        if turn.closed and not turn.inserted:
+            # Held when the session closed: v2 answers such a prompt -32800, never inserted.
+            error = {"code": -32800, "message": "the session was closed before the prompt ran"}
+            return [("incoming", {"jsonrpc": "2.0", "id": message["id"], "error": error})]
         out: Output = []
         if not turn.inserted and session.pending is turn:
             out.extend(self._insert(session))
         self._end_turn(session, turn)
-        if not session.closed:  # else the close ended the work already (A18)
+        if not turn.closed:  # else the close ended the work already (A18)
             out.append(self._idle_from_result(session, message.get("result")))
         return out
 

@@ -2314,3 +2314,53 @@ def test_a_v1_close_answered_before_the_prompt_result_ends_the_work_cancelled(
     assert snap["diagnostics"] == []
     assert session["completedTurns"] == ["cancelled"]
     assert session["state"]["state"] == "idle" and session["closed"] is True
+
+
+def test_a_v1_close_answered_not_found_also_ends_the_work() -> None:
+    # -32002 counts as a successful close (C9): the work ends the same way.
+    log = _v1_log(
+        prompt(2, S1, "a"),
+        chunk("agent_message", "x"),
+        req(3, "session/close", {"sessionId": S1}),
+        err(3, -32002, "no such session"),
+        res(2, {"stopReason": "cancelled"}),
+    )
+    snap = replay_log(log).snapshot()
+    (session,) = snap["sessions"]
+    assert session["completedTurns"] == ["cancelled"] and session["closed"] is True
+    assert session["state"]["state"] == "idle" and snap["diagnostics"] == []
+
+
+def test_a_prompt_held_when_its_session_closed_is_answered_not_run() -> None:
+    # Nothing of the prompt had arrived when the close succeeded: v2 answers such a held
+    # prompt -32800 (A18); it is never inserted, and nothing follows the close.
+    log = _v1_log(
+        prompt(2, S1, "a"),
+        req(3, "session/close", {"sessionId": S1}),
+        res(3, {}),
+        res(2, {"stopReason": "cancelled"}),
+    )
+    snap = replay_log(log).snapshot()
+    (session,) = snap["sessions"]
+    assert [p["status"] for p in session["prompts"]] == ["rejected"]
+    assert session["timeline"] == [] and session["closed"] is True
+    assert session.get("state", {"state": "idle"})["state"] == "idle"
+    assert snap["diagnostics"] == []
+
+
+def test_a_session_loaded_again_after_its_close_runs_turns_as_before() -> None:
+    log = _v1_log(
+        prompt(2, S1, "a"),
+        chunk("agent_message", "x"),
+        res(2, {"stopReason": "end_turn"}),
+        req(3, "session/close", {"sessionId": S1}),
+        res(3, {}),
+        req(4, "session/load", {"sessionId": S1, "cwd": "/", "mcpServers": []}),
+        res(4, {}),
+        prompt(5, S1, "b"),
+        chunk("agent_message", "y"),
+        res(5, {"stopReason": "end_turn"}),
+    )
+    (session,) = replay_log(log).snapshot()["sessions"]
+    assert session["state"] == {"state": "idle", "stopReason": "end_turn"}
+    assert session["completedTurns"][-1] == "end_turn"
