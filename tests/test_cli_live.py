@@ -63,16 +63,17 @@ def test_a_terminal_that_went_away_turns_the_view_off() -> None:
     view = LiveView(console, lambda: Text("x"))
     import acp_client.cli._live as live_module
 
-    detached: list[bool] = []
+    detached: list[int] = []
     original = live_module.detach_dead_terminal
-    live_module.detach_dead_terminal = lambda: detached.append(True)
+    live_module.detach_dead_terminal = lambda fd: detached.append(fd)  # type: ignore[assignment]
     try:
         view.start()
         view.refresh()
         view.stop()
     finally:
         live_module.detach_dead_terminal = original
-    assert view.failed and detached
+    assert view.failed and detached == [1]  # stdout only: stderr may be a file
+    assert console._live_stack == []  # rich gave stdout and stderr back
 
 
 def test_a_slow_redraw_makes_the_next_one_wait_longer() -> None:

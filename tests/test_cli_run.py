@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -383,20 +384,35 @@ def test_an_agent_sending_many_requests_before_reading_answers_does_not_stall_th
     assert json.loads(out.stdout)["sessions"][0]["completedTurns"] == ["end_turn"]
 
 
-def _hang_up(tmp_path: Path, agent: list[str], ready: Path) -> int:
-    """Run on a pseudo-terminal, close it once ``ready`` exists, then send SIGHUP."""
+def _hang_up(
+    tmp_path: Path,
+    agent: list[str],
+    ready: Path,
+    *,
+    options: tuple[str, ...] = (),
+    stdout: Path | None = None,
+    stderr: Path | None = None,
+) -> int:
+    """Run on a pseudo-terminal, close it once ``ready`` exists, then send SIGHUP.
+
+    ``stdout`` / ``stderr``: a file instead of the terminal for that stream.
+    """
     import os
     import signal
     import time
 
     main, follower = os.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "acp_client.cli", "run", "--prompt", "hi", "--", *agent],
-        stdin=subprocess.DEVNULL,
-        stdout=follower,
-        stderr=follower,  # both gone with the terminal, as in real life
-        start_new_session=True,
-    )
+    with (
+        open(stdout, "wb") if stdout else contextlib.nullcontext(follower) as out,
+        open(stderr, "wb") if stderr else contextlib.nullcontext(follower) as err,
+    ):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "acp_client.cli", "run", *options, "--prompt=hi", "--", *agent],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,  # by default both gone with the terminal, as in real life
+            start_new_session=True,
+        )
     os.close(follower)
     try:
         deadline = time.monotonic() + 30
@@ -544,3 +560,52 @@ recv()
     assert 'data: {"details":"Query closed"}' in err
     assert "last lines of the agent's stderr:\n  query closed: no model" in err
     assert "\x1b" not in err  # the agent's escape is shown, not obeyed
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_closed_terminal_loses_only_what_went_to_it(tmp_path: Path) -> None:
+    # The terminal held one stream; the other went to a file and keeps what was said there.
+    ready = tmp_path / "ready"
+    agent = [sys.executable, "-c", HELD_AGENT, str(ready)]
+    snapshot = tmp_path / "out.json"
+    code = _hang_up(tmp_path, agent, ready, options=("--json",), stdout=snapshot)
+    assert code == 129
+    assert json.loads(snapshot.read_bytes())["sessions"][0]["prompts"][0]["requestId"] == 2
+    ready.unlink()
+    said = tmp_path / "run.log"
+    assert _hang_up(tmp_path, agent, ready, stderr=said) == 129  # the live view on the terminal
+    assert b"stopped (SIGHUP)" in said.read_bytes()
+
+
+def test_a_reader_that_goes_away_does_not_change_the_exit_status() -> None:
+    # `acp-client run ... | head -c 0`: the final render meets a closed pipe; the turn still
+    # ended with end_turn, so the status is 0.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acp_client.cli", "run", "--prompt", "hi", "--", *V1],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # nobody reads the output
+    with proc.stderr:
+        err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0, err.decode()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_run_with_every_stop_signal_ignored_still_runs() -> None:
+    import signal
+
+    def ignore_all() -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_IGN)
+
+    out = subprocess.run(
+        [sys.executable, "-m", "acp_client.cli", "run", "--json", "--prompt", "hi", "--", *V1],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        preexec_fn=ignore_all,
+    )
+    assert out.returncode == 0, out.stderr.decode()

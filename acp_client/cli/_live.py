@@ -11,18 +11,18 @@ from typing import Any
 __all__ = ["LiveView", "detach_dead_terminal"]
 
 
-def detach_dead_terminal() -> None:
-    """Point stdout and stderr at the null device: writing to them failed (a closed terminal).
+def detach_dead_terminal(fd: int) -> None:
+    """Point ``fd`` (1: stdout, 2: stderr) at the null device: writing to it failed.
 
-    Without this, Python's own flush at exit fails too and turns the exit status into 120.
+    A closed terminal, say. Without this, Python's own flush at exit fails too and turns the
+    exit status into 120. Only that one is detached: the other may be a file or a pipe.
     """
     try:
         null = os.open(os.devnull, os.O_WRONLY)
     except OSError:
         return
-    for fd in (1, 2):
-        with contextlib.suppress(OSError):
-            os.dup2(null, fd)
+    with contextlib.suppress(OSError):
+        os.dup2(null, fd)
     os.close(null)
 
 
@@ -59,7 +59,8 @@ class LiveView:
         """Redraw with the current state (nothing while paused or stopped)."""
         if self._live is not None:
             started = self._clock()
-            self._guard(lambda: self._live.update(self._render(), refresh=True))
+            live = self._live
+            self._guard(live, lambda: live.update(self._render(), refresh=True))
             self._cost = self._clock() - started
 
     @property
@@ -97,7 +98,7 @@ class LiveView:
             return
         live = Live(self._render(), console=self._console, auto_refresh=False)
         self._live = live
-        self._guard(lambda: live.start(refresh=True))
+        self._guard(live, lambda: live.start(refresh=True))
 
     def _hide(self) -> None:
         live, self._live = self._live, None
@@ -108,12 +109,15 @@ class LiveView:
             live.update(self._render(), refresh=True)
             live.stop()  # the last frame drawn whole (rich: vertical overflow visible)
 
-        self._guard(last_frame)
+        self._guard(live, last_frame)
 
-    def _guard(self, draw: Callable[[], None]) -> None:
+    def _guard(self, live: Any, draw: Callable[[], None]) -> None:
+        """Run ``draw`` on ``live``; if the terminal is gone, stop drawing for good."""
         try:
             draw()
         except OSError:
             self.failed = True
             self._live = None
-            detach_dead_terminal()
+            detach_dead_terminal(1)  # the view draws on stdout
+            with contextlib.suppress(Exception):  # give stdout and stderr back (rich took them)
+                live.stop()

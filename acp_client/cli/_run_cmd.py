@@ -72,7 +72,7 @@ def _say(text: str) -> None:
         sys.stderr.write(text)
         sys.stderr.flush()
     except OSError:
-        detach_dead_terminal()
+        detach_dead_terminal(2)
 
 
 class _Stop:
@@ -97,6 +97,9 @@ async def _signals() -> AsyncIterator[_Stop]:
     stop = _Stop()
     # A signal ignored when the run started stays ignored (``nohup acp-client run ...``).
     wanted = [s for s in _STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
+    if not wanted:  # every one ignored: nothing to watch
+        yield stop
+        return
     with trio.open_signal_receiver(*wanted) as signals:
         async with _unwrapped(), trio.open_nursery() as nursery:
 
@@ -322,5 +325,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         elif live is None:
             render_snapshot(snapshot, console)
     except OSError:  # nowhere to show it (the terminal closed): the status still tells
-        detach_dead_terminal()
+        detach_dead_terminal(1)
+    except SystemExit:  # rich's answer to a closed pipe (stdout already detached): the same
+        pass
     return status
