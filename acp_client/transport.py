@@ -610,11 +610,20 @@ class AgentConnection:
 
     async def _transmit(self, data: bytes, *, responses: bool = False) -> None:
         async with self._write_lock:
-            owed = self._take_owed()  # answers reading owes go out before what follows them
+            # Answers owed before ``data`` was built go out before it; what building it
+            # produced (a close's permission answers, say) follows it, from the flush.
+            owed = b"".join(self._owed)
+            self._owed.clear()
             if owed:
                 await self._transmit_locked(owed, responses=True)
             await self._transmit_locked(data, responses=responses)
         await self._flush()
+
+    def _owe_earlier(self) -> None:
+        """Before building a message: what the connection owes already goes out first."""
+        earlier = self.connection.data_to_send()
+        if earlier:
+            self._owed.append(earlier)
 
     def _take_owed(self) -> bytes:
         """What reading owes the agent, in order; forgotten here (the caller writes it)."""
@@ -641,6 +650,7 @@ class AgentConnection:
     async def _call(self, method: str, params: Any) -> Any:
         if self._closed.is_set():
             raise self._gone(f"before {method} was sent")
+        self._owe_earlier()
         sent = self.connection.send_request(method, params)
         return await self._await_response(method, sent.request_id, sent.data)
 
@@ -684,6 +694,7 @@ class AgentConnection:
         """
         if self._closed.is_set():
             raise self._gone("before initialize was sent")
+        self._owe_earlier()
         sent = self.connection.send_initialize(
             name=name, version=version, protocol_version=protocol_version, capabilities=capabilities
         )
@@ -737,6 +748,7 @@ class AgentConnection:
         if self._closed.is_set():
             raise self._gone("before session/prompt was sent")
         blocks = [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
+        self._owe_earlier()
         sent = self.connection.send_prompt(session_id, blocks)
         await self._await_response("session/prompt", sent.request_id, sent.data)
         state = self.connection.prompt(sent.request_id)
@@ -754,6 +766,7 @@ class AgentConnection:
 
     async def cancel(self, session_id: str) -> None:
         """``session/cancel`` (pending permission requests are answered ``cancelled``)."""
+        self._owe_earlier()
         await self._transmit(self.connection.send_cancel(session_id))
 
     async def close_session(self, session_id: str) -> None:

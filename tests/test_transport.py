@@ -820,3 +820,26 @@ def test_aclose_in_a_cancelled_scope_still_ends_the_agents_input() -> None:
         return b"still open"
 
     assert trio.run(main) == b""  # end of input
+
+
+def test_a_close_goes_out_before_the_permission_answers_it_causes() -> None:
+    # session/close answers the pending permission request `cancelled` (as send_close does):
+    # the close first, then the answer it caused, never the other way round.
+    def close(message: dict[str, Any], out: FakeAgent) -> None:
+        out.result(message["id"], {})
+
+    async def undecided(perm: Any) -> str | None:
+        await trio.sleep_forever()
+        return None
+
+    async def body(client: AgentConnection) -> None:
+        sid = await setup(client)
+        await client.prompt(sid, "go")
+        await trio.testing.wait_all_tasks_blocked()  # the permission request is pending
+        await client.close_session(sid)
+
+    for _ in range(12):  # the scheduler's order varies between runs
+        agent = ScriptedAgent({"session/prompt": _permission_prompt, "session/close": close})
+        drive(agent, body, on_permission=undecided)
+        order = [m.get("method") or ("answer", m.get("id")) for m in agent.received]
+        assert order[-2:] == ["session/close", ("answer", 77)], order
