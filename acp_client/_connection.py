@@ -181,14 +181,18 @@ def _check_mcp_transports(servers: list[Any], mcp: Any) -> None:
             )
 
 
-def _salvage(result: dict[str, Any], key: str, tp: Any) -> Any:
-    """``result[key]`` as ``tp`` when it can be read on its own, else ``None``."""
-    if key not in result:
+def _salvage(value: Any, tp: Any) -> Any:
+    """``value`` (part of an answer that failed validation) as ``tp`` if readable, else ``None``."""
+    if value is None:
         return None
     try:
-        return convert(result[key], tp, path=f"$.result.{key}")
+        return convert(value, tp)
     except RemoteProtocolError:
         return None
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _replays(params: Any) -> bool:
@@ -901,9 +905,9 @@ class Connection:
             # what it offers where that part can be read (C4, C6, C7 go by it).
             if type(result.get("protocolVersion")) is int:
                 self.protocol_version = result["protocolVersion"]
-            self.agent_capabilities = _salvage(result, "capabilities", s.AgentCapabilities)
-            methods = _salvage(result, "authMethods", list[s.AuthMethod])
-            self.auth_methods = methods if isinstance(methods, list) else []
+            self.agent_capabilities = _salvage(result.get("capabilities"), s.AgentCapabilities)
+            readable = (_salvage(m, s.AuthMethod) for m in _items(result.get("authMethods")))
+            self.auth_methods = [m for m in readable if m is not None]  # the field skips the rest
 
     def _setup_lists(self, session: Session, pending: _Pending, result: Any) -> None:
         commands = getattr(result, "available_commands", UNSET)

@@ -604,9 +604,13 @@ def test_an_initialize_answer_invalid_elsewhere_still_offers_what_it_lists() -> 
     result = {
         "protocolVersion": 2,
         "capabilities": {"session": {"delete": {}, "mcp": {"stdio": {}}}},
-        "authMethods": [{"type": "agent", "methodId": "key", "name": "API key"}],
+        "authMethods": [
+            {"type": "agent", "methodId": 5, "name": "bad"},  # skipped alone, as when valid
+            {"type": "agent", "methodId": "key", "name": "API key"},
+        ],
     }
     conn.receive_message(response(rid, result), "incoming")
+    assert [m.method_id for m in conn.auth_methods] == ["key"]
     conn.send_request("auth/login", {"methodId": "key"})
     conn.send_request("session/delete", {"sessionId": SID})
     conn.send_new_session("/w", mcp_servers=[McpServerStdio(name="fs", command="/bin/fs")])
