@@ -683,3 +683,10 @@ def test_a_multi_line_message_keeps_its_lines_behind_a_gutter() -> None:
     assert "\\n" not in shown, shown
     assert "│ state: running" in rows and "│ two" in rows, shown
     assert not any(row.startswith(("state: running", "two")) for row in rows), shown
+    # A long line wraps: its wrapped rows keep the gutter too.
+    session["state"]["error"]["message"] = "short\n" + "y" * 56 + "✓ FAKE tool done"
+    narrow = [
+        r.strip() for r in _rendered(snapshot_renderable({"sessions": [session]}), 60).split("\n")
+    ]
+    ours = [row for row in narrow if "yyyy" in row or "FAKE" in row]
+    assert len(ours) >= 2 and all(row.startswith("│") for row in ours), narrow

@@ -24,10 +24,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.rule import Rule
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 
 from ._sanitize import sanitize_json, sanitize_line, sanitize_text
@@ -129,7 +131,7 @@ def _s(value: object) -> str:
 
 
 class _Lines(str):
-    """A :func:`_line` part that may span lines (a message, a description)."""
+    """A :func:`_lines` part that may span lines (a message, a description)."""
 
     __slots__ = ()
 
@@ -138,23 +140,52 @@ def _line(*parts: str | tuple[str, str]) -> Text:
     r"""One line from plain parts or ``(text, style)`` pairs; every part is sanitized.
 
     A newline or tab in a part is shown as ``\n`` / ``\t``: agent text in a header (a
-    title, an id, a plan entry) cannot draw lines of its own. A :class:`_Lines` part keeps
-    its lines, each after the first behind a ``│`` gutter, so none can pass for a line of
-    its own either.
+    title, an id, a plan entry) cannot draw lines of its own.
     """
     text = Text()
     for part in parts:
-        if isinstance(part, _Lines):
-            first, *rest = sanitize_text(part).split("\n")
-            text.append(first)
-            for line in rest:
-                text.append("\n  │ ", style="dim")
-                text.append(line)
-        elif isinstance(part, tuple):
+        if isinstance(part, tuple):
             text.append(sanitize_line(part[0]), style=part[1])
         else:
             text.append(sanitize_line(part))
     return text
+
+
+def _lines(*parts: str | tuple[str, str]) -> RenderableType:
+    """:func:`_line`, but a :class:`_Lines` part keeps its lines.
+
+    Every row after the first, wrapped ones included, is drawn behind a ``│`` gutter, so no
+    line of the agent's text can pass for a line of the view.
+    """
+    text = Text()
+    for part in parts:
+        if isinstance(part, _Lines):
+            text.append(sanitize_text(part))
+        elif isinstance(part, tuple):
+            text.append(sanitize_line(part[0]), style=part[1])
+        else:
+            text.append(sanitize_line(part))
+    first, *rest = text.split("\n", allow_blank=True)
+    if not rest:
+        return first
+    return Group(first, _Gutter(Text("\n").join(rest)))
+
+
+class _Gutter:
+    """Text drawn behind a dim ``│`` gutter on every row it takes, wrapped rows included."""
+
+    GUTTER = "  │ "
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(options.max_width - len(self.GUTTER), 1)
+        gutter = Segment(self.GUTTER, Style(dim=True))
+        for row in console.render_lines(self.text, options.update_width(width), pad=False):
+            yield gutter
+            yield from row
+            yield Segment.line()
 
 
 def _indent(renderable: RenderableType, level: int = 1) -> Padding:
@@ -483,7 +514,7 @@ class _Renderer:
         )
         body: list[RenderableType] = []
         if cmp.get("error") is not None:
-            body.append(_line(("error: ", "bold red"), _Lines(_s(cmp.get("error")))))
+            body.append(_lines(("error: ", "bold red"), _Lines(_s(cmp.get("error")))))
         body.extend(self.blocks(cmp.get("summary"), "dim"))
         return [header, _indent(Group(*body))] if body else [header]
 
@@ -518,7 +549,7 @@ class _Renderer:
                     parts.append(("  " + sanitize_json(extra), "dim"))
             out.append(_line(*parts))
             if name == "idle" and state.get("stopReason") == "error":
-                out.append(_indent(self.error_text(state.get("error"))))
+                out.append(_indent(_lines(*self.error_parts(state.get("error")))))
             background = [
                 f"{_s(b.get('type'))} {_s(b.get('terminalId') or b.get('toolCallId'))}".strip()
                 for b in _dicts(state.get("background"))
@@ -535,17 +566,17 @@ class _Renderer:
         return out
 
     @staticmethod
-    def error_text(error: object) -> Text:
-        """A JSON-RPC error object: one line, and more if its message has them."""
+    def error_parts(error: object) -> list[str | tuple[str, str]]:
+        """A JSON-RPC error object as :func:`_lines` parts (its message may span lines)."""
         if not isinstance(error, Mapping):
-            return _line(("error", "bold red"), (" (no details)" if error is None else ": ", "dim"))
+            return [("error", "bold red"), (" (no details)" if error is None else ": ", "dim")]
         parts: list[str | tuple[str, str]] = [("error", "bold red")]
         if error.get("code") is not None:
             parts.append((" " + _s(error.get("code")), "bold red"))
         parts += [": ", _Lines(_s(error.get("message")))]
         if error.get("data") is not None:
             parts.append(("  data: " + sanitize_json(error.get("data")), "dim"))
-        return _line(*parts)
+        return parts
 
     def plans(self, plans: object) -> list[RenderableType]:
         """Every plan with its entries' status and priority."""
@@ -609,7 +640,7 @@ class _Renderer:
             ]
             if notice.get("description") is not None:
                 parts += [": ", _Lines(_s(notice.get("description")))]
-            out.append(_line(("notice ", "bold"), *parts))
+            out.append(_lines(("notice ", "bold"), *parts))
         return out
 
     def prompts(self, prompts: object) -> list[RenderableType]:
@@ -622,14 +653,9 @@ class _Renderer:
         out: list[RenderableType] = [_line(("prompts: ", "bold"), f"{len(items)} sent ({summary})")]
         for prompt in items:
             if prompt.get("status") == "rejected":
-                out.append(
-                    _indent(
-                        Text.assemble(
-                            _line(("prompt ", "dim"), _s(prompt.get("requestId")), " rejected: "),
-                            self.error_text(prompt.get("error")),
-                        )
-                    )
-                )
+                rejected: list[str | tuple[str, str]] = [("prompt ", "dim")]
+                rejected += [_s(prompt.get("requestId")), " rejected: "]
+                out.append(_indent(_lines(*rejected, *self.error_parts(prompt.get("error")))))
         return out
 
     def permissions(self, requests: object) -> list[RenderableType]:
