@@ -964,8 +964,10 @@ class Connection:
             events.append(
                 ev.ReplayFinished(session_id=sid, ok=error is None, unretained=unretained)
             )
-        if error is not None and getattr(error, "code", None) == RESOURCE_NOT_FOUND:
-            # 10.5 / 12.3 step 5: -32002 says the session is gone: it is closed.
+        reopening, session._reopening = session._reopening, False
+        if error is not None and (reopening or getattr(error, "code", None) == RESOURCE_NOT_FOUND):
+            # 10.5 / 12.3 step 5: -32002 says the session is gone; a closed session whose
+            # resume failed stays closed.
             session.closed = True
             session.lifecycle = "closed"
             events.append(ev.SessionClosed(session_id=sid))
@@ -1102,6 +1104,10 @@ class Connection:
             session.add_prompt(prompt)
             events.append(ev.PromptSent(session_id=sid, request_id=rid))
         elif method == "session/resume":
+            if session.closed:  # resuming a closed session opens it again (12.3 step 4)
+                session.closed = False
+                session._reopening = True
+                session.lifecycle = "open"
             if _replays(params):
                 session.begin_replay()
                 events.append(ev.ReplayStarted(session_id=sid))

@@ -130,6 +130,7 @@ class Session:
         "_plans",
         "_previous",
         "_previous_side",
+        "_reopening",
         "_replay_prompts",
         "_resuming",
         "_terminals",
@@ -187,6 +188,7 @@ class Session:
         """How many ``state_update`` snapshots were applied (replay included)."""
         self.lifecycle: Lifecycle = "open"
         self.closed = False
+        self._reopening = False  # a session/resume of this closed session is under way
         self.protocol_version: int | None = None
         self.terminal_limit = terminal_limit
         self.diagnostics: list[Diagnostic] = diagnostics if diagnostics is not None else []

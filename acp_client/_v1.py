@@ -655,6 +655,7 @@ class V1Adapter:
                 if turn is not None:
                     turn.closed = True
             session.pending = None
+            session.active.clear()  # nothing of them runs on: a later request starts no work
             if session.state in ("running", "requires_action"):
                 ended.append(self._state(session, "idle", stopReason="cancelled"))
             session.closed = True

@@ -596,6 +596,28 @@ def test_c7_session_delete_only_if_advertised() -> None:
     Connection(live=False).send_request("session/delete", {"sessionId": SID})
 
 
+@pytest.mark.parametrize("answer", ["ok", "error"])
+def test_resuming_a_closed_session_opens_it_again_unless_the_resume_fails(answer: str) -> None:
+    # 12.3 step 4: on the resume's success the lifecycle is `open` (its replay is no
+    # update-after-close); step 5: a failed resume of a closed session leaves it closed.
+    a = FakeAgent(SID).new_session(1).close(2).close_response(2)
+    a.resume(3, replay=True).user_message("u1", "hi").state("idle", stop_reason="end_turn")
+    if answer == "ok":
+        a.resume_response(3)
+    else:
+        a.error(3, -32603, "cannot load")
+    conn = Connection(live=False)
+    for direction, message in a.messages:
+        conn.receive_message(message, direction)  # type: ignore[arg-type]
+    snap = conn.snapshot()
+    (session,) = snap["sessions"]
+    assert ("closed" in session) is (answer == "error")
+    assert [d["code"] for d in snap["diagnostics"] if d["code"] == "update-after-close"] == []
+    model = ReferenceModel()
+    model.feed_all(a.messages)
+    assert ("closed" in model.snapshot()["sessions"][0]) is (answer == "error")
+
+
 def test_an_initialize_answer_invalid_elsewhere_still_offers_what_it_lists() -> None:
     # No `info` makes the answer invalid, but its readable capabilities and authMethods are
     # what the agent offers: C4 and C7 must not refuse them, C6 still applies to the rest.

@@ -2361,6 +2361,30 @@ def test_a_session_loaded_again_after_its_close_runs_turns_as_before() -> None:
         chunk("agent_message", "y"),
         res(5, {"stopReason": "end_turn"}),
     )
-    (session,) = replay_log(log).snapshot()["sessions"]
+    snap = replay_log(log).snapshot()
+    (session,) = snap["sessions"]
     assert session["state"] == {"state": "idle", "stopReason": "end_turn"}
     assert session["completedTurns"][-1] == "end_turn"
+    assert "closed" not in session and snap["diagnostics"] == []  # open again (12.3)
+
+
+def test_a_permission_request_after_a_v1_close_starts_no_work() -> None:
+    # The close ended the turn; a permission request the agent still sends after it (a
+    # violation, kept) does not make the closed session wait for the user again.
+    log = _v1_log(
+        prompt(2, S1, "a"),
+        chunk("agent_message", "x"),
+        req(3, "session/close", {"sessionId": S1}),
+        res(3, {}),
+        req(
+            9,
+            "session/request_permission",
+            {
+                "sessionId": S1,
+                "toolCall": {"toolCallId": "c"},
+                "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
+            },
+        ),
+    )
+    (session,) = replay_log(log).snapshot()["sessions"]
+    assert session["state"]["state"] == "idle" and session["closed"] is True

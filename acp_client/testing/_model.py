@@ -476,6 +476,7 @@ class _Session:
     announced: bool = False
     created_by_new: bool = False
     closed: bool = False
+    reopening: bool = False  # spec 12.3: a resume of this closed session is under way
     replaying: bool = False
     resuming: int = 0
     ordinal: int = 0
@@ -695,6 +696,9 @@ class ReferenceModel:
                 self._end_replay(s)
             if ok and _is_obj(result):
                 self._apply_setup_lists(s, result, pending.seq)
+            reopening, s.reopening = s.reopening, False
+            if not ok and (reopening or (_is_obj(error) and error.get("code") == -32002)):
+                s.closed = True  # step 5: gone (-32002), or a closed session stays closed
         elif method == "session/close" and _is_str(params.get("sessionId")):
             # Spec 11.5: success, or -32002, closes the session.
             if ok or (_is_obj(error) and error.get("code") == -32002):
@@ -734,6 +738,8 @@ class ReferenceModel:
 
     def _resume_sent(self, s: _Session, params: dict[str, Any]) -> None:
         s.announced = True
+        if s.closed:  # spec 12.3 step 4: resumed, the session is open again
+            s.closed, s.reopening = False, True
         if params.get("replayFrom") is None:
             s.resuming += 1  # spec 12.2: no replay, keep everything; A27: resume snapshot
             return
