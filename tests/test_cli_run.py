@@ -392,8 +392,9 @@ def _hang_up(
     options: tuple[str, ...] = (),
     stdout: Path | None = None,
     stderr: Path | None = None,
+    signum: str = "SIGHUP",
 ) -> int:
-    """Run on a pseudo-terminal, close it once ``ready`` exists, then send SIGHUP.
+    """Run on a pseudo-terminal, close it once ``ready`` exists, then send ``signum``.
 
     ``stdout`` / ``stderr``: a file instead of the terminal for that stream.
     """
@@ -422,7 +423,7 @@ def _hang_up(
         time.sleep(0.5)  # the live view (when on) has drawn
     finally:
         os.close(main)  # the terminal closes: every later write to it fails
-    proc.send_signal(signal.SIGHUP)
+    proc.send_signal(getattr(signal, signum))
     return proc.wait(timeout=60)
 
 
@@ -537,6 +538,10 @@ def test_auth_logs_in_before_the_session_and_its_absence_is_explained(
     # A method the agent does not offer is a usage error naming the ones it does.
     wrong = run("--auth", "nope", "--prompt", "hi", *agent)
     assert wrong.returncode == 2 and b"'key', 'sso'" in wrong.stderr, wrong.stderr.decode()
+    # Logged in with a method that did not satisfy the agent: not told to use --auth again.
+    again = run("--auth", "sso", "--prompt", "hi", *agent)
+    assert again.returncode == 5 and b"Authentication required" in again.stderr
+    assert b"--auth METHOD_ID" not in again.stderr, again.stderr.decode()
 
 
 def test_a_failed_request_shows_the_errors_data_and_the_agents_last_words() -> None:
@@ -548,7 +553,8 @@ result = {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, "capabili
 send({"jsonrpc": "2.0", "id": m["id"], "result": result})
 m = recv()
 print("query closed: no model \\x1b[31mconfigured", file=sys.stderr, flush=True)
-error = {"code": -32603, "message": "Internal error", "data": {"details": "Query closed"}}
+error = {"code": -32603, "message": "Internal error\\nacp-client run: all good",
+         "data": {"details": "Query closed"}}
 send({"jsonrpc": "2.0", "id": m["id"], "error": error})
 recv()
 """
@@ -556,7 +562,8 @@ recv()
     out = run("--prompt", "hi", "--", sys.executable, "-c", script)
     assert out.returncode == 5
     err = out.stderr.decode()
-    assert "Internal error (code -32603)" in err
+    assert "Internal error\\nacp-client run: all good (code -32603)" in err  # kept on its line
+    assert "\nacp-client run: all good" not in err
     assert 'data: {"details":"Query closed"}' in err
     assert "last lines of the agent's stderr:\n  query closed: no model" in err
     assert "\x1b" not in err  # the agent's escape is shown, not obeyed
@@ -575,6 +582,11 @@ def test_a_closed_terminal_loses_only_what_went_to_it(tmp_path: Path) -> None:
     said = tmp_path / "run.log"
     assert _hang_up(tmp_path, agent, ready, stderr=said) == 129  # the live view on the terminal
     assert b"stopped (SIGHUP)" in said.read_bytes()
+    # A Ctrl-C while the live view is on: its "cancelling" line goes through the view (whose
+    # terminal is gone); the log file still gets what follows.
+    ready.unlink()
+    assert _hang_up(tmp_path, agent, ready, stderr=said, signum="SIGINT") == 130
+    assert b"the prompt was withdrawn" in said.read_bytes()
 
 
 def test_a_reader_that_goes_away_does_not_change_the_exit_status() -> None:

@@ -690,3 +690,8 @@ def test_a_multi_line_message_keeps_its_lines_behind_a_gutter() -> None:
     ]
     ours = [row for row in narrow if "yyyy" in row or "FAKE" in row]
     assert len(ours) >= 2 and all(row.startswith("│") for row in ours), narrow
+    # So does a message of one line too long for its row.
+    session["state"]["error"]["message"] = "y" * 70 + "✓ FAKE tool done"
+    narrow_view = _rendered(snapshot_renderable({"sessions": [session]}), 60)
+    fake = [row.strip() for row in narrow_view.split("\n") if "FAKE" in row]
+    assert fake and all(row.startswith("│") for row in fake), narrow_view

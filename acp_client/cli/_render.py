@@ -165,14 +165,11 @@ def _lines(*parts: str | tuple[str, str]) -> RenderableType:
             text.append(sanitize_line(part[0]), style=part[1])
         else:
             text.append(sanitize_line(part))
-    first, *rest = text.split("\n", allow_blank=True)
-    if not rest:
-        return first
-    return Group(first, _Gutter(Text("\n").join(rest)))
+    return _Gutter(text)
 
 
 class _Gutter:
-    """Text drawn behind a dim ``│`` gutter on every row it takes, wrapped rows included."""
+    """Text whose rows after the first (wrapped ones too) are drawn behind a dim ``│``."""
 
     GUTTER = "  │ "
 
@@ -182,8 +179,10 @@ class _Gutter:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = max(options.max_width - len(self.GUTTER), 1)
         gutter = Segment(self.GUTTER, Style(dim=True))
-        for row in console.render_lines(self.text, options.update_width(width), pad=False):
-            yield gutter
+        rows = console.render_lines(self.text, options.update_width(width), pad=False)
+        for index, row in enumerate(rows):
+            if index:
+                yield gutter
             yield from row
             yield Segment.line()
 

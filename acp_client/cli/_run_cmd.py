@@ -72,7 +72,8 @@ def _say(text: str) -> None:
         sys.stderr.write(text)
         sys.stderr.flush()
     except OSError:
-        detach_dead_terminal(2)
+        # While the live view is on, rich sends stderr to the terminal it draws on (stdout).
+        detach_dead_terminal(1 if hasattr(sys.stderr, "rich_proxied_file") else 2)
 
 
 class _Stop:
@@ -211,7 +212,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
 
     from ._live import LiveView
     from ._render import render_snapshot, snapshot_renderable
-    from ._sanitize import sanitize_json, sanitize_text
+    from ._sanitize import sanitize_json, sanitize_line
 
     cwd = os.path.abspath(args.cwd or os.getcwd())
     console = Console(markup=False, highlight=False, emoji=False)
@@ -257,8 +258,8 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                 if args.auth not in offered:
                     listed = ", ".join(map(repr, offered)) or "none"
                     _say(
-                        f"acp-client run: --auth {sanitize_text(args.auth)!r}: not one of the"
-                        f" agent's authMethods ({sanitize_text(listed)})\n"
+                        f"acp-client run: --auth {sanitize_line(args.auth)!r}: not one of the"
+                        f" agent's authMethods ({sanitize_line(listed)})\n"
                     )
                     return EXIT_USAGE
                 await agent.login(args.auth)
@@ -292,20 +293,20 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
             _say("acp-client run: the prompt was withdrawn before the agent took it\n")
             status = EXIT_INTERRUPTED
         else:
-            _say(f"acp-client run: {sanitize_text(str(exc))}\n")
+            _say(f"acp-client run: {sanitize_line(str(exc))}\n")
             data = getattr(exc.error, "data", None)
             if data is not None and data is not msgspec.UNSET:
                 _say(f"  data: {sanitize_json(msgspec.to_builtins(data), limit=2000)}\n")
-            if exc.error.code == AUTH_REQUIRED and agent_ref:
-                _say(_auth_hint(agent_ref[0]))
-            elif agent_ref:
+            if agent_ref:
                 _say(_stderr_tail(agent_ref[0]))
+                if exc.error.code == AUTH_REQUIRED and args.auth is None:
+                    _say(_auth_hint(agent_ref[0]))
             status = EXIT_AGENT_FAILED
     except RecordingError as exc:
-        _say(f"acp-client run: {sanitize_text(str(exc))}\n")
+        _say(f"acp-client run: {sanitize_line(str(exc))}\n")
         status = EXIT_AGENT_FAILED
     except AgentError as exc:
-        _say(f"acp-client run: {sanitize_text(str(exc))}\n")
+        _say(f"acp-client run: {sanitize_line(str(exc))}\n")
         if agent_ref:
             _say(_stderr_tail(agent_ref[0]))
         status = EXIT_AGENT_FAILED
