@@ -710,14 +710,17 @@ class AgentConnection:
             )
         return result
 
-    async def login(self, method_id: str) -> Any:
+    async def login(self, method_id: str) -> None:
         """``auth/login`` with one of the agent's ``authMethods`` (``authenticate`` in v1).
+
+        Returns once the agent accepted (its empty result is not returned: a v1 agent's
+        ``authenticate`` answer has no v2 type).
 
         Raises:
             LocalProtocolError: the agent offered no ``authMethods`` (C4).
             RequestFailed: the agent refused.
         """
-        return await self._call("auth/login", s.LoginAuthRequest(method_id=method_id))
+        await self._call("auth/login", s.LoginAuthRequest(method_id=method_id))
 
     async def new_session(self, cwd: str, *, mcp_servers: Sequence[Any] = ()) -> str:
         """``session/new`` (a relative ``cwd`` is made absolute, C6); return the new id."""
