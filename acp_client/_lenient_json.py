@@ -1,6 +1,7 @@
 r"""JSON that msgspec refuses but the JSON grammar allows, read with Python's ``json``.
 
-A number beyond a double (``1e309`` reads as infinity) or a lone surrogate escape
+A number beyond a double (``1e309`` reads as infinity; so does an integer of more than
+4,300 digits, beyond Python's ``int()``) or a lone surrogate escape
 (``"\ud800"``, as ``JSON.stringify`` writes it) is valid JSON that msgspec does not decode.
 The log reader and the connection fall back to this reader for such text, so both paths
 keep the message.
@@ -28,8 +29,19 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _integer(digits: str) -> int | float:
+    """An integer, or an infinite float for one too long for ``int()`` (4,300 digits).
+
+    Such an integer is read as a number beyond a double is.
+    """
+    try:
+        return int(digits)
+    except ValueError:
+        return float(digits)
+
+
 #: Python's JSON decoder without the ``NaN`` / ``Infinity`` extensions.
-DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_integer)
 
 
 def decode_leniently(raw: bytes | str) -> Any:

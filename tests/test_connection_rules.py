@@ -152,18 +152,19 @@ def test_1_8_a_line_nested_too_deep_is_skipped_and_the_read_goes_on() -> None:
 
 
 def test_1_8_valid_json_msgspec_refuses_is_applied_live_as_in_a_replay() -> None:
-    # A lone surrogate escape (also as a key) and a number beyond a double are valid JSON.
+    # A lone surrogate escape (also as a key), a number beyond a double and an integer of 5,000
+    # digits are valid JSON.
     raw = (
         b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
         b'{"sessionUpdate":"tool_call_update","toolCallId":"c","title":"a\\ud800",'
-        b'"rawInput":{"\\ud800":1e400}}}}\n'
+        b'"rawInput":{"\\ud800":1e400,"n":' + b"7" * 5000 + b"}}}}\n"
     )
     live = Connection()
     live.receive_data(raw)
     assert [d.code for d in live.diagnostics] == ["unannounced-session"]
     [entry] = live.snapshot()["sessions"][0]["timeline"]
     assert entry["title"] == "a\ud800"
-    assert entry["rawInput"] == {"\ud800": float("inf")}
+    assert entry["rawInput"] == {"\ud800": float("inf"), "n": float("inf")}  # int() has limits
     assert replay_log(raw).snapshot()["sessions"] == live.snapshot()["sessions"]
 
 
