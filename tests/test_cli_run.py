@@ -306,13 +306,15 @@ def send(o):
 def recv():
     line = sys.stdin.readline()
     return json.loads(line) if line else None
+def answer_initialize(name):
+    m = recv()
+    result = {"protocolVersion": 2, "info": {"name": name, "version": "1"}, "capabilities": {}}
+    send({"jsonrpc": "2.0", "id": m["id"], "result": result})
 """
 
 HELD_AGENT = (
     AGENT_IO
-    + """m = recv()
-result = {"protocolVersion": 2, "info": {"name": "held", "version": "1"}, "capabilities": {}}
-send({"jsonrpc": "2.0", "id": m["id"], "result": result})
+    + """answer_initialize("held")
 m = recv()
 send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "s1"}})
 prompt = recv()  # held: the agent is still busy before it takes it
@@ -354,9 +356,7 @@ FLOOD_AGENT = (
     AGENT_IO
     + """def update(u):
     send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": u}})
-m = recv()
-result = {"protocolVersion": 2, "info": {"name": "flood", "version": "1"}, "capabilities": {}}
-send({"jsonrpc": "2.0", "id": m["id"], "result": result})
+answer_initialize("flood")
 m = recv()
 send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "s1"}})
 m = recv()
@@ -548,9 +548,7 @@ def test_a_failed_request_shows_the_errors_data_and_the_agents_last_words() -> N
     # What a real agent's "Internal error" means is in its `data` and on its stderr.
     script = (
         AGENT_IO
-        + """m = recv()
-result = {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, "capabilities": {}}
-send({"jsonrpc": "2.0", "id": m["id"], "result": result})
+        + """answer_initialize("a")
 m = recv()
 print("query closed: no model \\x1b[31mconfigured", file=sys.stderr, flush=True)
 error = {"code": -32603, "message": "Internal error\\nacp-client run: all good",
