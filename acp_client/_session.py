@@ -126,6 +126,7 @@ class Session:
         "_notice_ordinals",
         "_notices",
         "_ordinal",
+        "_pending_noted",
         "_permission_log",
         "_plans",
         "_previous",
@@ -189,6 +190,7 @@ class Session:
         self.lifecycle: Lifecycle = "open"
         self.closed = False
         self._reopening = False  # a session/resume of this closed session is under way
+        self._pending_noted: set[int | str] = set()  # permission-pending-at-idle reported
         self.protocol_version: int | None = None
         self.terminal_limit = terminal_limit
         self.diagnostics: list[Diagnostic] = diagnostics if diagnostics is not None else []
@@ -1039,9 +1041,12 @@ class Session:
 
     def _check_pending_permissions(self) -> None:
         for perm in self.permissions.values():
-            if perm.status == "pending" and not self.in_background(
-                perm.tool_call_id, perm.terminal_id
+            if (
+                perm.status == "pending"
+                and perm.request_id not in self._pending_noted  # once: a later idle adds nothing
+                and not self.in_background(perm.tool_call_id, perm.terminal_id)
             ):
+                self._pending_noted.add(perm.request_id)
                 self._note(
                     "permission-pending-at-idle",
                     f"work ended while permission request {perm.request_id!r} is still pending"
@@ -1261,7 +1266,8 @@ class Session:
         if self.lifecycle == "replaying":
             self.lifecycle = "open"
         if not ok:
-            self._note("resume-failed", "session/resume failed after a partial replay (R45)")
+            replayed = "after a partial replay" if self._timeline else "before replaying anything"
+            self._note("resume-failed", f"session/resume failed {replayed} (R45)")
         return kept
 
     def _settle_turn_start(self) -> None:

@@ -1138,6 +1138,10 @@ def test_r40_idle_keeps_pending_permission_pending() -> None:
     live.upd(idle())
     assert live.session()["permissionRequests"][0]["status"] == "pending"
     assert live.answers(5) == []
+    # Reported once: a later idle with the same request still pending says nothing new.
+    live.upd(state("running"), idle())
+    codes = [d.code for d in live.conn.diagnostics]
+    assert codes.count("permission-pending-at-idle") == 1
 
 
 def test_r40_a_pending_permission_about_background_work_gives_no_diagnostic_at_idle() -> None:
@@ -2109,6 +2113,16 @@ def test_r45_resume_error_after_partial_replay_keeps_both_generations() -> None:
         "u2",
     ]
     assert "resume-failed" in live.codes()
+    (failed,) = [d for d in live.conn.diagnostics if d.code == "resume-failed"]
+    assert "after a partial replay" in failed.message
+
+
+def test_r45_a_resume_failing_before_any_replay_says_so() -> None:
+    live, _, _ = _live_with_history()
+    rid, _ = live.conn.send_resume(SID, "/w")
+    live.agent(error(rid, -32603, "boom"))
+    (failed,) = [d for d in live.conn.diagnostics if d.code == "resume-failed"]
+    assert "before replaying anything" in failed.message
 
 
 def test_12_3_passive_resume_from_a_log_replays_the_same_way() -> None:
