@@ -777,8 +777,9 @@ class Session:
         return ev.PlanUpdated(session_id=self.session_id, plan_id=plan_id, created=created)
 
     def _commands(self, u: s.AvailableCommandsUpdate) -> ev.Event:
-        for problem in command_problems(u.available_commands):
-            self._note("invalid-commands", problem)
+        if self.protocol_version != 1:  # A29 is v2's rule: v1 allows `memory show`, say
+            for problem in command_problems(u.available_commands):
+                self._note("invalid-commands", problem)
         self.available_commands = list(u.available_commands)
         self.commands_updates += 1
         return ev.AvailableCommandsUpdated(session_id=self.session_id)

@@ -618,6 +618,16 @@ def test_plan_meta_on_content() -> None:
     ]
 
 
+def test_v1_command_names_with_spaces_are_not_held_to_v2s_rule() -> None:
+    # v2 forbids whitespace in a command name (A29); v1 does not, and Gemini CLI names its
+    # subcommands `memory show`: kept, with no warning on a v1 session.
+    commands = [{"name": "memory show", "description": "Show memory."}] * 2
+    update = {"sessionUpdate": "available_commands_update", "availableCommands": commands}
+    snap = replay_log(_v1_log(up(update))).snapshot()
+    assert [c["name"] for c in snap["sessions"][0]["availableCommands"]] == ["memory show"] * 2
+    assert snap["diagnostics"] == []
+
+
 def test_commands_gain_types() -> None:
     update = {
         "sessionUpdate": "available_commands_update",
