@@ -1074,6 +1074,10 @@ class Connection:
                 self._requests_sent = False
                 for session in self._sessions.values():
                     session.end_resume(all_of_them=True)
+                    if session._reopening:  # its resume died with the connection: still closed
+                        session._reopening = False
+                        session.closed = True
+                        session.lifecycle = "closed"
             self._initialize_sent = True
             elicitation = _field(_field(params, "capabilities"), "elicitation")
             self._elicitation = elicitation is not UNSET and elicitation is not None

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["DECODER", "decode_leniently", "skip_whitespace"]
+__all__ = ["DECODER", "decode_leniently", "raw_decode", "skip_whitespace"]
 
 _WS = re.compile(r"[ \t\n\r]*")
 
@@ -41,7 +41,19 @@ def _integer(digits: str) -> int | float:
 
 
 #: Python's JSON decoder without the ``NaN`` / ``Infinity`` extensions.
-DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_integer)
+DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+#: The same, for text with an integer past ``int()``'s digit limit (slower: a call per int).
+_LONG_INTEGERS = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_integer)
+
+
+def raw_decode(text: str, pos: int) -> tuple[Any, int]:
+    """:data:`DECODER`'s ``raw_decode``; an integer past ``int()``'s limit reads as infinity."""
+    try:
+        return DECODER.raw_decode(text, pos)
+    except ValueError as exc:
+        if "integer string conversion" not in str(exc):
+            raise
+        return _LONG_INTEGERS.raw_decode(text, pos)
 
 
 def decode_leniently(raw: bytes | str) -> Any:
@@ -51,7 +63,7 @@ def decode_leniently(raw: bytes | str) -> Any:
     JSON, and ``RecursionError`` for a value nested too deep.
     """
     text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-    value, end = DECODER.raw_decode(text, skip_whitespace(text, 0))
+    value, end = raw_decode(text, skip_whitespace(text, 0))
     if skip_whitespace(text, end) != len(text):
         raise ValueError("extra data after the value")
     return value

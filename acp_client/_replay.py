@@ -273,6 +273,7 @@ class Replayer:
         self._adapter = self._v1 if version == 1 else None
         if self._v1 is not None:
             self._v1.agent_only = False
+        self._settle_v1()  # known from here on, also before the log's initialize answer
         # A v1 connection waits for its first client message (or the end of its records)
         # before anything is applied: without one, it is replayed in degraded mode.
         self._probing = version == 1 and not self._client_seen

@@ -1122,6 +1122,7 @@ class Session:
         """Record a permission request; an id answered before may come again (1.2)."""
         self.permissions[perm.request_id] = perm
         self._permission_log.append(perm)
+        self._pending_noted.discard(perm.request_id)  # a new request under a used id
 
     @property
     def permission_requests(self) -> ListView:

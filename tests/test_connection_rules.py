@@ -619,6 +619,20 @@ def test_resuming_a_closed_session_opens_it_again_unless_the_resume_fails(answer
     assert ("closed" in model.snapshot()["sessions"][0]) is (answer == "error")
 
 
+def test_a_resume_of_a_closed_session_lost_with_its_connection_leaves_it_closed() -> None:
+    # LOG-FORMATS 1.4: a new initialize drops the old connection's unanswered requests; the
+    # resume that would have opened the session again is one of them.
+    a = FakeAgent(SID).initialize(0).new_session(1).close(2).close_response(2)
+    a.resume(3, replay=False).initialize(0).new_session(1)
+    conn, model = Connection(live=False), ReferenceModel()
+    for direction, message in a.messages:
+        conn.receive_message(message, direction)  # type: ignore[arg-type]
+    model.feed_all(a.messages)
+    (session,) = [x for x in conn.snapshot()["sessions"] if x["sessionId"] == SID]
+    assert session["closed"] is True
+    assert model.snapshot()["sessions"][0]["closed"] is True
+
+
 def test_an_initialize_answer_invalid_elsewhere_still_offers_what_it_lists() -> None:
     # No `info` makes the answer invalid, but its readable capabilities and authMethods are
     # what the agent offers: C4 and C7 must not refuse them, C6 still applies to the rest.
@@ -1142,6 +1156,13 @@ def test_r40_idle_keeps_pending_permission_pending() -> None:
     live.upd(state("running"), idle())
     codes = [d.code for d in live.conn.diagnostics]
     assert codes.count("permission-pending-at-idle") == 1
+    # A new request under the same id (the first answered) is reported again.
+    live.conn.answer_permission(5, None)
+    live.upd(state("running"))
+    live.agent(permission(5))
+    live.upd(idle())
+    codes = [d.code for d in live.conn.diagnostics]
+    assert codes.count("permission-pending-at-idle") == 2
 
 
 def test_r40_a_pending_permission_about_background_work_gives_no_diagnostic_at_idle() -> None:

@@ -140,6 +140,14 @@ def test_a_time_beyond_a_double_is_bad_time_not_a_malformed_line(number: bytes) 
     assert [r.text for r in result.records[1:]] == ["hi", "hi"]
 
 
+def test_an_integer_past_ints_digit_limit_reads_as_infinity() -> None:
+    # Valid JSON; Python's int() refuses more than 4,300 digits: read like 1e309.
+    data = b'{"direction":"stderr","text":"hi","time":' + b"9" * 5000 + b"}\n"
+    result = read_log(jl(FIRST) + data)
+    assert where(result) == [("bad-time", 2)]
+    assert result.records[1].text == "hi"
+
+
 def test_a_lone_surrogate_escape_is_read_in_line_mode_too() -> None:
     data = b'{"direction":"stderr","text":"a\\ud800b","time":2}\n'
     result = read_log(jl(FIRST) + data)

@@ -623,9 +623,14 @@ def test_v1_command_names_with_spaces_are_not_held_to_v2s_rule() -> None:
     # subcommands `memory show`: kept, with no warning on a v1 session.
     commands = [{"name": "memory show", "description": "Show memory."}] * 2
     update = {"sessionUpdate": "available_commands_update", "availableCommands": commands}
-    snap = replay_log(_v1_log(up(update))).snapshot()
-    assert [c["name"] for c in snap["sessions"][0]["availableCommands"]] == ["memory show"] * 2
-    assert snap["diagnostics"] == []
+    agent_only = b"".join(
+        json.dumps(m).encode() + b"\n" for m in (chunk("agent_message"), up(update))
+    )
+    for log in (_v1_log(up(update)), agent_only):  # a log of the agent's side only too
+        snap = replay_log(log).snapshot()
+        names = [c["name"] for c in snap["sessions"][0]["availableCommands"]]
+        assert names == ["memory show"] * 2
+        assert [d["code"] for d in snap["diagnostics"] if d["code"] == "invalid-commands"] == []
 
 
 def test_commands_gain_types() -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markdown import Markdown
+from rich.measure import Measurement
 from rich.padding import Padding
 from rich.rule import Rule
 from rich.segment import Segment
@@ -175,6 +176,12 @@ class _Gutter:
 
     def __init__(self, text: Text) -> None:
         self.text = text
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        measured = Measurement.get(console, options, self.text)
+        extra = len(self.GUTTER)  # the rows are laid out that much narrower
+        wide = Measurement(measured.minimum + extra, measured.maximum + extra)
+        return wide.clamp(max_width=options.max_width)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = max(options.max_width - len(self.GUTTER), 1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from acp_client._lenient_json import DECODER
+from acp_client._lenient_json import raw_decode as _raw_decode
 from acp_client._lenient_json import skip_whitespace as _skip
 
 __all__ = ["DocumentError", "iter_document"]
@@ -40,7 +40,7 @@ def iter_document(data: bytes, first_line: int) -> Iterator[tuple[int, Any]]:
     except UnicodeDecodeError as exc:
         text = data[: exc.start].decode("utf-8")
         bad_utf8 = first_line + data.count(b"\n", 0, exc.start)
-    raw_decode = DECODER.raw_decode
+    raw_decode = _raw_decode
     n = len(text)
     counted = 0
     line = first_line

@@ -612,6 +612,8 @@ class ReferenceModel:
                 self._sent_since_initialize = False
                 for session in self._sessions.values():
                     session.resuming = 0
+                    if session.reopening:  # its resume died with the connection
+                        session.reopening, session.closed = False, True
             if (
                 method == "initialize"
                 and _is_obj(params)
