@@ -970,7 +970,8 @@ class Connection:
             # resume failed stays closed.
             session.closed = True
             session.lifecycle = "closed"
-            events.append(ev.SessionClosed(session_id=sid))
+            if not reopening:  # else it was closed when the resume was sent: nothing new
+                events.append(ev.SessionClosed(session_id=sid))
 
     def _on_prompt(
         self, rid: Any, pending: _Pending, result: Any, error: Any, events: list[ev.Event]
@@ -1034,9 +1035,10 @@ class Connection:
                 session_id=sid,
             )
         if error is None or error.code == RESOURCE_NOT_FOUND:
+            if not session.closed:  # a second close of a closed session is no news
+                events.append(ev.SessionClosed(session_id=sid))
             session.closed = True
             session.lifecycle = "closed"
-            events.append(ev.SessionClosed(session_id=sid))
         elif session.lifecycle == "closing":
             session.lifecycle = "open"
 

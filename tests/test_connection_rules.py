@@ -1544,6 +1544,13 @@ def test_11_5_close_answers_permissions_and_closes_on_success() -> None:
     events = live.agent(response(rid, {}))
     assert SessionClosed(session_id=SID) in events
     assert live.session()["closed"] is True
+    # Closing it again, or a failed resume of it, is no news: no second SessionClosed.
+    again, _ = live.conn.send_close(SID)
+    assert not any(type(e) is SessionClosed for e in live.agent(response(again, {})))
+    resume, _ = live.conn.send_resume(SID, "/w")
+    events = live.agent(error(resume, -32603, "cannot load"))
+    assert not any(type(e) is SessionClosed for e in events)
+    assert live.session()["closed"] is True
 
 
 @pytest.mark.parametrize("ended", [True, False])
