@@ -965,13 +965,13 @@ class Connection:
                 ev.ReplayFinished(session_id=sid, ok=error is None, unretained=unretained)
             )
         reopening, session._reopening = session._reopening, False
-        if error is not None and (reopening or getattr(error, "code", None) == RESOURCE_NOT_FOUND):
-            # 10.5 / 12.3 step 5: -32002 says the session is gone; a closed session whose
-            # resume failed stays closed.
-            session.closed = True
-            session.lifecycle = "closed"
-            if not reopening:  # else it was closed when the resume was sent: nothing new
-                events.append(ev.SessionClosed(session_id=sid))
+        # 10.5 / 12.3 step 5: -32002 says the session is gone; a closed session whose resume
+        # failed stays closed (it was closed when the resume was sent: nothing new).
+        gone = error is not None and (
+            reopening or getattr(error, "code", None) == RESOURCE_NOT_FOUND
+        )
+        if gone and session.set_closed() and not reopening:
+            events.append(ev.SessionClosed(session_id=sid))
 
     def _on_prompt(
         self, rid: Any, pending: _Pending, result: Any, error: Any, events: list[ev.Event]
@@ -1035,10 +1035,8 @@ class Connection:
                 session_id=sid,
             )
         if error is None or error.code == RESOURCE_NOT_FOUND:
-            if not session.closed:  # a second close of a closed session is no news
+            if session.set_closed():  # a second close of a closed session is no news
                 events.append(ev.SessionClosed(session_id=sid))
-            session.closed = True
-            session.lifecycle = "closed"
         elif session.lifecycle == "closing":
             session.lifecycle = "open"
 
@@ -1077,9 +1075,7 @@ class Connection:
                 for session in self._sessions.values():
                     session.end_resume(all_of_them=True)
                     if session._reopening:  # its resume died with the connection: still closed
-                        session._reopening = False
-                        session.closed = True
-                        session.lifecycle = "closed"
+                        session.set_closed()
             self._initialize_sent = True
             elicitation = _field(_field(params, "capabilities"), "elicitation")
             self._elicitation = elicitation is not UNSET and elicitation is not None
@@ -1110,10 +1106,8 @@ class Connection:
             session.add_prompt(prompt)
             events.append(ev.PromptSent(session_id=sid, request_id=rid))
         elif method == "session/resume":
-            if session.closed:  # resuming a closed session opens it again (12.3 step 4)
-                session.closed = False
-                session._reopening = True
-                session.lifecycle = "open"
+            if session.closed:
+                session.reopen()
             if _replays(params):
                 session.begin_replay()
                 events.append(ev.ReplayStarted(session_id=sid))

@@ -1183,6 +1183,23 @@ class Session:
 
     # ---------------------------------------------------------------------- replay
 
+    def set_closed(self) -> bool:
+        """The session is closed (11.5); return whether it was not closed already."""
+        newly = not self.closed
+        self.closed = True
+        self.lifecycle = "closed"
+        self._reopening = False
+        return newly
+
+    def reopen(self) -> None:
+        """A ``session/resume`` of this closed session was sent: open again (12.3 step 4).
+
+        If that resume fails, or its connection ends first, the session is closed again.
+        """
+        self.closed = False
+        self._reopening = True
+        self.lifecycle = "open"
+
     def begin_resume(self) -> None:
         """A ``session/resume`` without replay was sent (section 12.2).
 
