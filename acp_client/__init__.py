@@ -63,7 +63,7 @@ from ._events import (
     UsageUpdated,
 )
 from ._prompts import PermissionState, PromptState
-from ._replay import AdapterOrigin, Replayer, ReplayResult, replay_log
+from ._replay import AdapterOrigin, FailedRequest, Replayer, ReplayResult, replay_log
 from ._session import Session
 from ._snapshot import FORMAT as SNAPSHOT_FORMAT
 from ._snapshot import load_session
@@ -88,6 +88,7 @@ __all__ = [
     "Diagnostic",
     "Direction",
     "Event",
+    "FailedRequest",
     "InvalidMessageReceived",
     "ListView",
     "LocalProtocolError",

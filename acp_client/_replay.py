@@ -18,12 +18,13 @@ import msgspec
 
 from ._connection import Connection
 from ._diagnostics import Diagnostic
-from ._events import Event
+from ._events import Event, ResponseReceived
+from ._schema import Error
 from ._schema import UpdateSessionNotification as _Params
 from ._v1 import V1Adapter
 from ._v1_detect import detect_v1, v1_hint
 
-__all__ = ["AdapterOrigin", "ReplayResult", "Replayer", "replay_log"]
+__all__ = ["AdapterOrigin", "FailedRequest", "ReplayResult", "Replayer", "replay_log"]
 
 _DECIDE_WITHIN = 10_000
 
@@ -31,6 +32,38 @@ _DECIDE_WITHIN = 10_000
 def _changed(out: Any, message: Any) -> bool:
     """Whether the v1 adapter changed ``message`` (a rebuilt equal dict is no change)."""
     return out is not message and not (type(out) is dict and out == message)
+
+
+class FailedRequest(msgspec.Struct, frozen=True, gc=False):
+    """A request of the client's that the agent answered with an error.
+
+    A failed ``session/new`` leaves no session behind, so the snapshot alone cannot tell
+    why a log holds none; a replay keeps these for the rendered view. Failed prompts are
+    not listed: their ``PROMPT`` objects in the snapshot carry the error.
+
+    Attributes:
+        line: the log line of the error response (``None`` when the v1 adapter made the
+            answer up at the end of a connection).
+        method: the request's method (v2 name).
+        session_id: the session the request named, if any.
+        error: the JSON-RPC error object.
+    """
+
+    line: int | None
+    method: str
+    session_id: str | None
+    error: Error
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data: ``line`` (when known), ``method``, ``sessionId`` (when known), ``error``."""
+        out: dict[str, Any] = {}
+        if self.line is not None:
+            out["line"] = self.line
+        out["method"] = self.method
+        if self.session_id is not None:
+            out["sessionId"] = self.session_id
+        out["error"] = msgspec.to_builtins(self.error)
+        return out
 
 
 class AdapterOrigin(msgspec.Struct, frozen=True, gc=False):
@@ -90,6 +123,8 @@ class Replayer:
         self.version = protocol
         self._forced = protocol
         self.diagnostics: list[Diagnostic] = []
+        self.failed_requests: list[FailedRequest] = []
+        """Requests the agent answered with an error, prompts aside, in log order."""
         self._raw_kinds: Counter[str] = Counter()
         self._typed_kinds: dict[type[Any], int] = {}
         self.messages = 0
@@ -292,7 +327,9 @@ class Replayer:
     def _apply(self, direction: str, message: Any, line: int | None) -> list[Event]:
         adapter = self._adapter
         if adapter is None:
-            return self.connection.receive_message(message, direction, line=line)  # type: ignore[arg-type]
+            got = self.connection.receive_message(message, direction, line=line)  # type: ignore[arg-type]
+            self._note_failures(got, line)
+            return got
         events: list[Event] = []
         before = len(adapter.diagnostics)
         for out_direction, out_message in adapter.feed(direction, message, line=line):
@@ -300,8 +337,19 @@ class Replayer:
             if self.origins is not None and got and _changed(out_message, message):
                 self.origins.append(AdapterOrigin(tuple(got), out_message, message, line))
             events.extend(got)
+        self._note_failures(events, line)
         self._collect_adapter(before)
         return events
+
+    def _note_failures(self, events: list[Event], line: int | None) -> None:
+        for event in events:
+            if (
+                type(event) is ResponseReceived
+                and event.error is not None
+                and event.method != "session/prompt"
+            ):
+                failed = FailedRequest(line, event.method, event.session_id, event.error)
+                self.failed_requests.append(failed)
 
     def _collect_adapter(self, before: int) -> None:
         adapter = self._adapter
@@ -332,6 +380,7 @@ class Replayer:
                 got = self.connection.receive_message(out_message, out_direction)  # type: ignore[arg-type]
                 if self.origins is not None and got:
                     self.origins.append(AdapterOrigin(tuple(got), out_message, None, None))
+                self._note_failures(got, None)
                 events.extend(got)
             self._collect_adapter(before)
             self._stop_on_error(mark)
@@ -401,6 +450,11 @@ class ReplayResult:
     def ok(self) -> bool:
         """Whether the log was read to its end (diagnostics do not matter)."""
         return not self.fatal and not self.stopped_early
+
+    @property
+    def failed_requests(self) -> list[FailedRequest]:
+        """The client's requests the agent answered with an error (prompts aside)."""
+        return self.replayer.failed_requests
 
     def snapshot(self) -> dict[str, Any]:
         """The reconciled state (SNAPSHOT.md)."""

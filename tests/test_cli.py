@@ -407,3 +407,42 @@ def test_a_folder_skips_hidden_files_and_folders(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr.decode()
     names = [Path(json.loads(line)["file"]).name for line in out.stdout.splitlines()]
     assert names == ["a.jsonl", "b.jsonl"]
+
+
+def _failed_setup_log(tmp_path: Path) -> Path:
+    """A v2 log whose ``session/new`` the agent refused, then a second try that worked."""
+    log = tmp_path / "failed.jsonl"
+    messages = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2}},
+        {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 2}},
+        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/w"}},
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "API key\x1b[2J missing"}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/w"}},
+        {"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s1"}},
+        {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "s1"}},
+        {"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": "no prompt"}},
+    ]
+    log.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    return log
+
+
+def test_the_rendered_view_shows_a_refused_session_new_and_json_does_not(tmp_path: Path) -> None:
+    log = _failed_setup_log(tmp_path)
+    out = run_cli("replay", str(log))
+    assert out.returncode == 0, out.stderr.decode()
+    text = out.stdout.decode()
+    assert "failed requests" in text
+    assert "line 4 session/new: error -32000: API key" in text
+    assert "missing" in text and "\x1b[2J" not in text
+    assert "no prompt" in text  # the prompt's own error, under its session
+    assert text.count("-32602") == 1  # not listed again as a failed request
+    snapshot = snapshot_of(str(log))
+    assert set(snapshot) == {"format", "sessions", "diagnostics"}
+
+
+def test_a_log_of_only_a_refused_session_new_says_why_it_has_no_sessions(tmp_path: Path) -> None:
+    log = tmp_path / "refused.jsonl"
+    log.write_text("".join(_failed_setup_log(tmp_path).read_text().splitlines(keepends=True)[:4]))
+    text = run_cli("replay", str(log)).stdout.decode()
+    assert "(no sessions)" in text
+    assert "session/new: error -32000" in text

@@ -30,6 +30,7 @@ PINNED = {
         "CancelRequested",
         "CompactionChunkAppended", "CompactionState", "CompactionUpserted",
         "ConfigOptionsUpdated", "Connection", "Decoder", "Diagnostic", "Direction", "Event",
+        "FailedRequest",
         "InvalidMessageReceived", "ListView", "LocalProtocolError", "MessageChunkAppended",
         "MessageState", "MessageUpserted", "NoticeReceived", "PermissionAnswered",
         "PermissionRequested", "PermissionState", "PermissionWithdrawn", "PlanState",

@@ -71,6 +71,7 @@ def _follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int
             show_thoughts=not args.no_thoughts,
             markdown=args.markdown,
             last_entries=40,
+            failed_requests=[f.to_json() for f in replayer.failed_requests],
         )
 
     status = EXIT_OK

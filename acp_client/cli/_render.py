@@ -20,7 +20,7 @@ cache, so the live view can simply re-render the latest snapshot.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -826,8 +826,27 @@ class _Renderer:
             out.append(_indent(Text(f"… {len(items) - _DIAGNOSTIC_EXAMPLES} more", style="dim")))
         return out
 
-    def snapshot(self, snapshot: Mapping[str, Any]) -> list[RenderableType]:
-        """The whole snapshot: every session, then the diagnostics summary."""
+    def failed_requests(self, failed: Iterable[Mapping[str, Any]]) -> list[RenderableType]:
+        """The requests the agent refused (a failed ``session/new`` leaves no session)."""
+        items = list(_dicts(failed))
+        if not items:
+            return []
+        out: list[RenderableType] = [Rule(Text("failed requests", style="bold"), align="left")]
+        for item in items[:_DIAGNOSTIC_EXAMPLES]:
+            where = f"line {_s(item.get('line'))} " if item.get("line") is not None else ""
+            parts: list[str | tuple[str, str]] = [(where, "dim"), (_s(item.get("method")), "bold")]
+            if item.get("sessionId") is not None:
+                parts.append((f" (session {_s(item.get('sessionId'))})", "dim"))
+            parts.append(": ")
+            out.append(_indent(_lines(*parts, *self.error_parts(item.get("error")))))
+        if len(items) > _DIAGNOSTIC_EXAMPLES:
+            out.append(_indent(Text(f"… {len(items) - _DIAGNOSTIC_EXAMPLES} more", style="dim")))
+        return out
+
+    def snapshot(
+        self, snapshot: Mapping[str, Any], failed: Iterable[Mapping[str, Any]] = ()
+    ) -> list[RenderableType]:
+        """The whole snapshot: every session, the failed requests, the diagnostics summary."""
         out: list[RenderableType] = []
         fmt = snapshot.get("format")
         if fmt != SNAPSHOT_FORMAT:
@@ -837,6 +856,7 @@ class _Renderer:
             out.append(Text("(no sessions)", style="dim"))
         for session in sessions:
             out += self.session(session)
+        out += self.failed_requests(failed)
         out += self.diagnostics(snapshot.get("diagnostics"))
         return out
 
@@ -858,6 +878,7 @@ def snapshot_renderable(
     terminal_lines: int = 200,
     last_entries: int | None = None,
     text_lines: int | None = None,
+    failed_requests: Iterable[Mapping[str, Any]] = (),
 ) -> Group:
     """The view of ``snapshot`` as one rich renderable (for ``rich.live.Live``).
 
@@ -869,9 +890,11 @@ def snapshot_renderable(
         last_entries: show only the last this many timeline entries of each session.
         text_lines: show only about the last this many lines of each text (a live view's
             room), saying how much came before.
+        failed_requests: the replay's failed requests (``FailedRequest.to_json()`` each),
+            shown after the sessions.
     """
     options = _Options(show_thoughts, markdown, max(1, terminal_lines), last_entries, text_lines)
-    return Group(*_Renderer(options).snapshot(snapshot))
+    return Group(*_Renderer(options).snapshot(snapshot, failed_requests))
 
 
 def render_snapshot(
@@ -882,6 +905,7 @@ def render_snapshot(
     markdown: bool = False,
     terminal_lines: int = 200,
     last_entries: int | None = None,
+    failed_requests: Iterable[Mapping[str, Any]] = (),
 ) -> None:
     """Print the human-readable view of ``snapshot`` to ``console``.
 
@@ -895,5 +919,6 @@ def render_snapshot(
             markdown=markdown,
             terminal_lines=terminal_lines,
             last_entries=last_entries,
+            failed_requests=failed_requests,
         )
     )

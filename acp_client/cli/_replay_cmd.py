@@ -20,6 +20,7 @@ __all__ = ["replay_command"]
 
 _FATAL_CODES = frozenset({"unsupported-compression", "gzip-error", "no-format-detected"})
 _PROGRESS_BYTES = 8 * 1024 * 1024
+_FAILED = "failedRequests"  # the rendered view's extra, carried beside the snapshot
 
 
 def _example_log() -> bytes:
@@ -124,7 +125,10 @@ def _replay_one(
         sys.stderr.flush()
     if mode == "stats":
         return name, _status(result), _stats(result, elapsed, size)
-    return name, _status(result), result.snapshot()
+    snapshot = result.snapshot()
+    if mode == "render":  # not part of the snapshot: only the rendered view shows them
+        snapshot[_FAILED] = [failed.to_json() for failed in result.failed_requests]
+    return name, _status(result), snapshot
 
 
 def _progress_printer(name: str) -> Any:
@@ -236,9 +240,11 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
             assert console is not None
             if many:
                 console.rule(_safe(name))
+            failed = payload.pop(_FAILED, ())
             render_snapshot(
                 payload,
                 console,
+                failed_requests=failed,
                 show_thoughts=not args.no_thoughts,
                 markdown=args.markdown,
             )
