@@ -427,17 +427,27 @@ def _is_compound(tp: Any) -> bool:
 
 def _leaf(value: Any, tp: Any, path: str) -> Any:
     try:
-        return msgspec.convert(value, tp, strict=True)
+        result = msgspec.convert(value, tp, strict=True)
     except msgspec.ValidationError as exc:
         # A request id keeps its spelling rule (1.2: no fraction or exponent part), as the
         # envelope's `id` does; every other integer takes a whole-number float.
         whole = value if tp == s.RequestId else _integral(value)
         if whole is not value:
             try:
-                return msgspec.convert(whole, tp, strict=True)
+                result = msgspec.convert(whole, tp, strict=True)
             except msgspec.ValidationError:
                 pass
+            else:
+                return _in_range(result, tp, path)
         raise _Invalid(path, str(exc).split(" - at ")[0]) from None
+    return _in_range(result, tp, path)
+
+
+def _in_range(result: Any, tp: Any, path: str) -> Any:
+    """The top of the uint64 range, which msgspec's bounds cannot express."""
+    if tp == s.UInt64 and result > s.UINT64_MAX:
+        raise _Invalid(path, f"Expected `int` <= {s.UINT64_MAX}")
+    return result
 
 
 def _integral(value: Any) -> Any:

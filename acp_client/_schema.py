@@ -235,6 +235,17 @@ OptStr = Annotated[str | None | UnsetType, D]
 Int64 = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
 UInt16 = Annotated[int, Meta(ge=0, le=65535)]
 UInt64 = Annotated[int, Meta(ge=0)]
+"""An unsigned 64-bit integer: msgspec bounds only the low end (its bounds must fit an
+int64), so the Structs holding one check the top in ``__post_init__`` (and the lenient
+converter checks it per field)."""
+UINT64_MAX = 2**64 - 1
+
+
+def _check_uint64(name: str, value: object) -> None:
+    if type(value) is int and value > UINT64_MAX:
+        raise ValueError(f"`{name}` is out of the uint64 range (at most {UINT64_MAX})")
+
+
 RequestId = Int64 | str
 """A JSON-RPC request id: a string or a signed 64-bit integer (never ``null``)."""
 
@@ -306,6 +317,9 @@ class ResourceLink(Wire, tag_field="type", tag="resource_link", kw_only=True):
     size: Annotated[UInt64 | None | UnsetType, D] = UNSET
     annotations: OptAnnotations = UNSET
     meta: Meta_ = UNSET
+
+    def __post_init__(self) -> None:
+        _check_uint64("size", self.size)
 
 
 class ResourceContents(Wire):
@@ -820,6 +834,10 @@ class UsageUpdate(Wire, tag_field=_UPDATE, tag="usage_update", kw_only=True):
     size: UInt64
     cost: Annotated[Cost | None | UnsetType, D] = UNSET
     meta: Meta_ = UNSET
+
+    def __post_init__(self) -> None:
+        _check_uint64("used", self.used)
+        _check_uint64("size", self.size)
 
 
 class Notice(Wire, tag_field=_UPDATE, tag="notice", kw_only=True):

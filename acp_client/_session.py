@@ -75,6 +75,20 @@ _OUTPUT_APPENDED = ev.TerminalOutputAppended
 _B64DECODE = partial(binascii.a2b_base64, strict_mode=True)
 _REMAINDER_4 = (3).__and__
 _RUNS = frozenset({_AGENT_CHUNK, _THOUGHT_CHUNK, _TERMINAL_CHUNK})
+# The keys the snapshot writes itself on each kind of object (SNAPSHOT.md): an unknown field
+# of the same name stays in the live state but cannot be written beside them.
+_ENTRY_KEYS = frozenset({"entry", "_meta", "content", "excludedFromContext"})
+_SNAPSHOT_KEYS = {
+    "message": _ENTRY_KEYS | {"messageId", "role"},
+    "tool call": _ENTRY_KEYS
+    | {"toolCallId", "title", "name", "kind", "status", "locations", "rawInput", "rawOutput"}
+    | {"capabilities"},
+    "compaction": _ENTRY_KEYS | {"compactionId", "status", "summary", "error"},
+    "terminal": frozenset(
+        {"terminalId", "command", "cwd", "output", "exitStatus", "size", "capabilities"}
+        | {"_meta", "truncatedBytes"}
+    ),
+}
 
 
 def runs_of(keys: list[Any], items: list[Any]) -> list[tuple[Any, list[Any]]]:
@@ -497,6 +511,20 @@ class Session:
             )
         )
 
+    def _patch_extra(
+        self, stored: dict[str, Any] | None, extra: Any, kind: str, key: str
+    ) -> dict[str, Any] | None:
+        """:func:`patch_extra`, noting unknown fields the snapshot cannot hold (R35)."""
+        clash = _SNAPSHOT_KEYS[kind].intersection(extra)
+        if clash:
+            self._note(
+                "unknown-field-shadowed",
+                f"{kind} {key!r}: unknown field(s) {', '.join(map(repr, sorted(clash)))} share"
+                " a name with the snapshot's own keys: kept in the live state (`extra`), left"
+                " out of the snapshot",
+            )
+        return patch_extra(stored, extra)
+
     def _reject(self, update: Any, code: str, message: str) -> ev.Event:
         self._note(code, message, "error")
         error = RemoteProtocolError(message, path="$.params.update", code=INVALID_PARAMS)
@@ -580,7 +608,7 @@ class Session:
                 change = "cleared"
         msg.meta = meta_patch(msg.meta, u.meta)
         if u.extra is not UNSET:
-            msg.extra = patch_extra(msg.extra, u.extra)
+            msg.extra = self._patch_extra(msg.extra, u.extra, "message", u.message_id)
         msg.last_changed = self._ordinal
         return ev.MessageUpserted(
             session_id=self.session_id,
@@ -645,7 +673,7 @@ class Session:
             self._check_final_cancel(call.capabilities, f"tool call {u.tool_call_id!r}")
         call.meta = meta_patch(call.meta, u.meta)
         if u.extra is not UNSET:
-            call.extra = patch_extra(call.extra, u.extra)
+            call.extra = self._patch_extra(call.extra, u.extra, "tool call", u.tool_call_id)
         call.last_changed = self._ordinal
         return ev.ToolCallUpserted(
             session_id=self.session_id,
@@ -743,7 +771,7 @@ class Session:
             self._check_final_cancel(term.capabilities, f"terminal {u.terminal_id!r}")
         term.meta = meta_patch(term.meta, u.meta)
         if u.extra is not UNSET:
-            term.extra = patch_extra(term.extra, u.extra)
+            term.extra = self._patch_extra(term.extra, u.extra, "terminal", u.terminal_id)
         term.last_changed = self._ordinal
         return ev.TerminalUpserted(
             session_id=self.session_id, terminal_id=u.terminal_id, created=created, output=change
@@ -848,7 +876,7 @@ class Session:
             comp.error = u.error
         comp.meta = meta_patch(comp.meta, u.meta)
         if u.extra is not UNSET:
-            comp.extra = patch_extra(comp.extra, u.extra)
+            comp.extra = self._patch_extra(comp.extra, u.extra, "compaction", u.compaction_id)
         comp.last_changed = self._ordinal
         return ev.CompactionUpserted(
             session_id=self.session_id,

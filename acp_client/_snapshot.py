@@ -52,10 +52,12 @@ def _state_payload(state: Any) -> Any:
     return out
 
 
-def _put_extra(out: dict[str, Any], extra: dict[str, Any] | None) -> None:
+def _put_extra(out: dict[str, Any], extra: dict[str, Any] | None, owned: str = "") -> None:
+    """Spread unknown fields into ``out``; the snapshot's own keys (and ``owned``) win."""
     if extra:
         for key, value in extra.items():
-            out.setdefault(key, value)
+            if key != owned:
+                out.setdefault(key, value)
 
 
 def _blocks(content: list[Any]) -> list[Any]:
@@ -105,7 +107,7 @@ def entry_snapshot(entry: TimelineEntry) -> dict[str, Any]:
             out["error"] = entry.error
     if entry.meta:
         out["_meta"] = entry.meta
-    _put_extra(out, entry.extra)
+    _put_extra(out, entry.extra, "excludedFromContext")  # written only when excluded
     if entry.excluded:
         out["excludedFromContext"] = True
     return out
@@ -126,7 +128,7 @@ def _terminal_snapshot(term: TerminalState) -> dict[str, Any]:
         out["capabilities"] = _plain(term.capabilities)
     if term.meta:
         out["_meta"] = term.meta
-    _put_extra(out, term.extra)
+    _put_extra(out, term.extra, "truncatedBytes")
     out["truncatedBytes"] = term.truncated_bytes
     return out
 

@@ -150,6 +150,8 @@ PLAIN_D = [
     (chunk(link(mimeType={})), ("content", "mime_type"), f"{U}.content.mimeType"),
     (chunk(link(size=-1)), ("content", "size"), f"{U}.content.size"),
     (chunk(link(size=1.5)), ("content", "size"), f"{U}.content.size"),
+    (chunk(link(size=2**64)), ("content", "size"), f"{U}.content.size"),  # over uint64
+    (chunk(link(size=1.8446744073709552e19)), ("content", "size"), f"{U}.content.size"),
     (chunk(link(size="7")), ("content", "size"), f"{U}.content.size"),
     (
         chunk({"type": "resource", "resource": {"uri": "u", "blob": "", "mimeType": 5}}),
@@ -1143,6 +1145,8 @@ STRICT = [
     ({"sessionUpdate": "terminal_output_chunk", "terminalId": "t"}, f"{U}.data"),
     ({"sessionUpdate": "usage_update", "used": 1.5, "size": 2}, f"{U}.used"),
     ({"sessionUpdate": "usage_update", "used": "1", "size": 2}, f"{U}.used"),
+    ({"sessionUpdate": "usage_update", "used": 2**64, "size": 2**64}, f"{U}.used"),
+    ({"sessionUpdate": "usage_update", "used": 1, "size": 2**70}, f"{U}.size"),
     ({"sessionUpdate": "notice", "severity": 1, "title": "t"}, f"{U}.severity"),
     ({"sessionUpdate": "compaction_update", "compactionId": "c", "status": None}, f"{U}.status"),
     (
@@ -1155,6 +1159,14 @@ STRICT = [
     ),
     ({"sessionUpdate": "state_update", "state": 3}, f"{U}.state"),
 ]
+
+
+def test_the_top_of_the_uint64_range_is_kept() -> None:
+    top = 2**64 - 1
+    usage, diagnostics = decode_update({"sessionUpdate": "usage_update", "used": top, "size": top})
+    assert (usage.used, usage.size, diagnostics) == (top, top, [])
+    block, diagnostics = decode_update(chunk(link(size=top)))
+    assert (block.content.size, diagnostics) == (top, [])
 
 
 @pytest.mark.parametrize(("update", "field"), STRICT)

@@ -47,6 +47,7 @@ from acp_client import (
     ToolCallUpserted,
     UnknownUpdateReceived,
     UpdateRejected,
+    load_session,
 )
 
 NEW = {"cwd": "/work", "mcpServers": []}
@@ -1468,6 +1469,23 @@ def test_9_4_usage_without_used_is_rejected() -> None:
     assert "usage" not in log.session()
 
 
+def test_13_5_usage_beyond_uint64_is_rejected_on_the_fast_path_too() -> None:
+    conn = Connection(live=False)
+    lines = [
+        update({"sessionUpdate": "usage_update", "used": 1, "size": 2}),
+        update({"sessionUpdate": "usage_update", "used": 2**64, "size": 2}),
+        update({"sessionUpdate": "usage_update", "used": 2**64 - 1, "size": 2**64 - 1}),
+    ]
+    events = conn.receive_data(b"".join(json.dumps(x).encode() + b"\n" for x in lines))
+    assert [type(e).__name__ for e in events][-3:] == [
+        "UsageUpdated",
+        "UpdateRejected",
+        "UsageUpdated",
+    ]
+    assert conn.snapshot()["sessions"][0]["usage"] == {"used": 2**64 - 1, "size": 2**64 - 1}
+    assert [d.code for d in conn.diagnostics] == ["update-rejected"]
+
+
 def test_9_5_compaction_update_and_chunks() -> None:
     log = Log()
     log.upd(chunk("agent", "a", "before"))
@@ -1574,6 +1592,33 @@ def test_r35_unknown_fields_on_tool_calls_terminals_info_compactions_kept() -> N
     assert log.terminal("t1")["futureY"] == {"a": 1}
     assert log.session()["sessionInfo"] == {"futureZ": "z"}
     assert log.entry("k")["futureW"] == [1]
+
+
+def test_r35_an_unknown_field_named_like_a_snapshot_key_never_changes_its_meaning() -> None:
+    log = Log()
+    log.upd(
+        {**msg("agent", "m1", excludedFromContext=True), "role": "user"},
+        tool("c1", entry="message", futureX=1),
+        term("t1", truncatedBytes=99),
+        {
+            "sessionUpdate": "compaction_update",
+            "compactionId": "k",
+            "status": "completed",
+            "excludedFromContext": True,
+        },
+    )
+    message = log.entry("m1")
+    assert "excludedFromContext" not in message and message["role"] == "agent"
+    assert log.entry("c1")["entry"] == "toolCall" and log.entry("c1")["futureX"] == 1
+    assert "excludedFromContext" not in log.entry("k")
+    assert log.terminal("t1")["truncatedBytes"] == 0
+    assert log.codes() == ["unknown-field-shadowed"] * 4
+    live = log.sess().message("agent", "m1")
+    assert not live.excluded and live.extra == {"excludedFromContext": True, "role": "user"}
+    # the snapshot read back does not take the agent's field for the refusal flag
+    reloaded = load_session(log.session())
+    assert not reloaded.message("agent", "m1").excluded
+    assert load_session(log.session()).snapshot() == log.session()
 
 
 def test_c13_trace_context_meta_keys_are_kept() -> None:
