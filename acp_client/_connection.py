@@ -1343,7 +1343,9 @@ class Connection:
             raise LocalProtocolError("session/prompt before initialize succeeded (C1)")
         session = self._sessions.get(session_id)
         if session is not None and session.closed:
-            raise LocalProtocolError(f"session {session_id!r} is closed (session/close)")
+            raise LocalProtocolError(
+                f"session {session_id!r} is closed: resume it (session/resume) before prompting"
+            )
         if session is None or not session.announced:
             raise LocalProtocolError(
                 f"session {session_id!r} is not set up: create it with session/new or resume"

@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 Role = Literal["user", "agent", "thought"]
+"""A message's role, fixed by the variant that created it (each role has its own ids)."""
 FINISHED_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from ._entities import Role
 from ._errors import RemoteProtocolError
 
 __all__ = [
@@ -68,7 +69,7 @@ class _SessionEvent(Event, frozen=True):
 class MessageChunkAppended(_SessionEvent, frozen=True):
     """A chunk appended one block to a message (``created`` when it made the message)."""
 
-    role: str
+    role: Role
     message_id: str
     block: Any
     created: bool
@@ -77,7 +78,7 @@ class MessageChunkAppended(_SessionEvent, frozen=True):
 class MessageUpserted(_SessionEvent, frozen=True):
     """A whole-message update patched a message."""
 
-    role: str
+    role: Role
     message_id: str
     created: bool
     content: ContentChange

@@ -62,7 +62,11 @@ __all__ = [
 ]
 
 PermissionHandler = Callable[[PermissionState], Awaitable[str | None]]
-"""Decides a permission request: return an offered ``optionId``, or ``None`` (cancelled)."""
+"""Decides a permission request: return an offered ``optionId``, or ``None`` (cancelled).
+
+It runs in the connection's nursery: if it raises, or returns an option the request did
+not offer (:class:`~acp_client.LocalProtocolError`), that error ends the connection and
+leaves :func:`open_agent` (a bug in the client, never a silent hang)."""
 
 _PLAIN = msgspec.json.Decoder()
 _READ_BLOCK = 1 << 16
@@ -266,8 +270,11 @@ class AgentConnection:
         stderr_stream: the agent's stderr (optional).
         recorder: where to record the traffic (optional).
         on_permission: decides permission requests (default: cancel them).
-        request_timeout: seconds to wait for each response (``None``: no limit).
+        request_timeout: seconds to wait for each response (``None``: no limit). Waiting for
+            a turn (:meth:`PromptHandle.wait_done`, :meth:`wait_idle`) is not a request:
+            bound it with ``trio.fail_after`` or ``trio.move_on_after``.
         max_line: the longest line accepted from the agent.
+        terminal_limit: per-terminal byte retention limit (``None``: keep every byte).
 
     Attributes:
         stderr_lines: the agent's stderr lines; past twice :attr:`STDERR_LINES_KEPT`,
@@ -275,6 +282,7 @@ class AgentConnection:
     """
 
     STDERR_LINES_KEPT = 1000
+    """How many of the agent's latest stderr lines :attr:`stderr_lines` keeps at least."""
 
     def __init__(
         self,
@@ -342,11 +350,19 @@ class AgentConnection:
         """The negotiated protocol version (1 means the v1 adapter is in use)."""
         return self.connection.protocol_version
 
-    def events(self) -> AsyncIterator[ev.Event]:
-        """A stream of every event from now on (each call is a new subscriber)."""
+    def events(self) -> trio.MemoryReceiveChannel[ev.Event]:
+        """A stream of every event from now on (each call is a new subscriber).
+
+        It ends when the agent's output ends (at once if it already has). Close it (``with
+        agent.events() as events:``, or ``events.close()``) to unsubscribe: a subscriber
+        nobody reads keeps every event it is sent.
+        """
         send, receive = trio.open_memory_channel[ev.Event](math.inf)
-        self._subscribers.append(send)
-        return receive.__aiter__()
+        if self._closed.is_set():
+            send.close()  # nothing more will come
+        else:
+            self._subscribers.append(send)
+        return receive
 
     async def _read_stdout(self) -> None:
         lines = LineBuffer(self._max_line)
@@ -385,6 +401,7 @@ class AgentConnection:
                 event.set()
             for channel in self._subscribers:
                 channel.close()
+            self._subscribers = []
 
     async def _read_stderr(self) -> None:
         assert self._stderr is not None
@@ -531,14 +548,18 @@ class AgentConnection:
         return AgentExited(f"{reason} {when}", self.exit_status)
 
     async def _wait_change(self, session_id: str, when: str) -> None:
+        """Wait for the session's next state change (the caller checks its condition again).
+
+        Raises:
+            AgentExited: the agent is gone (checked before waiting: the last lines it sent
+                may have met the caller's condition).
+        """
         if self._closed.is_set():
             raise self._gone(when)
         event = self._changed.get(session_id)
         if event is None:
             event = self._changed[session_id] = trio.Event()
         await event.wait()
-        if self._closed.is_set():
-            raise self._gone(when)
 
     def _permission(self, event: ev.PermissionRequested) -> None:
         session = self.connection.session(event.session_id)
@@ -565,6 +586,13 @@ class AgentConnection:
             or perm.request_id not in self.connection.pending_agent_requests()
         ):
             return
+        offered = [o.option_id for o in getattr(perm.request, "options", [])]
+        if option is not None and option not in offered:
+            # A bug of the handler's: fail loudly rather than leave the agent waiting.
+            raise LocalProtocolError(
+                f"on_permission returned {option!r} for permission request "
+                f"{perm.request_id!r}, which offered {offered!r}"
+            )
         try:
             self._owed.append(self.connection.answer_permission(perm.request_id, option))
         except LocalProtocolError:
@@ -747,6 +775,9 @@ class AgentConnection:
 
         Raises:
             RequestFailed: the agent rejected the prompt (it was not inserted).
+            LocalProtocolError: the session is not set up, or closed (nothing was sent).
+            AgentExited: the agent went away before answering.
+            RequestTimeout: no answer within ``request_timeout``.
         """
         if self._closed.is_set():
             raise self._gone("before session/prompt was sent")

@@ -36,7 +36,7 @@ PINNED = {
         "PermissionRequested", "PermissionState", "PermissionWithdrawn", "PlanState",
         "PlanUpdated", "PromptAccepted", "PromptEchoed", "PromptRejected", "PromptSent",
         "PromptState", "RemoteProtocolError", "ReplayFinished", "ReplayResult",
-        "ReplayStarted", "Replayer", "ResponseReceived", "SNAPSHOT_FORMAT", "SentRequest",
+        "ReplayStarted", "Replayer", "ResponseReceived", "Role", "SNAPSHOT_FORMAT", "SentRequest",
         "Session", "SessionAnnounced", "SessionClosed", "SessionCreated", "SessionInfoUpdated",
         "StateChanged", "TerminalOutputAppended", "TerminalState", "TerminalUpserted",
         "TimelineEntry", "ToolCallChunkAppended", "ToolCallState", "ToolCallUpserted",

@@ -15,7 +15,7 @@ import pytest
 import trio
 import trio.testing
 
-from acp_client import replay_log
+from acp_client import LocalProtocolError, replay_log
 from acp_client._recorder import Recorder
 from acp_client.testing import FakeAgent, ScriptedAgent
 from acp_client.transport import (
@@ -843,3 +843,84 @@ def test_a_close_goes_out_before_the_permission_answers_it_causes() -> None:
         drive(agent, body, on_permission=undecided)
         order = [m.get("method") or ("answer", m.get("id")) for m in agent.received]
         assert order[-2:] == ["session/close", ("answer", 77)], order
+
+
+def test_a_turn_ended_by_the_last_line_before_the_agent_exits_is_done_not_lost() -> None:
+    """The final idle comes as a last line without a newline, then the output ends."""
+    agent = ScriptedAgent()
+
+    async def main() -> tuple[Any, Any]:
+        to_agent_send, to_agent_receive = trio.testing.memory_stream_one_way_pair()
+        to_client_send, to_client_receive = trio.testing.memory_stream_one_way_pair()
+        client = AgentConnection(to_agent_send, to_client_receive)
+
+        async def pump() -> None:
+            while data := await to_agent_receive.receive_some():
+                reply = agent.receive_data(data)
+                if b'"session/prompt"' not in data:
+                    await to_client_send.send_all(reply)
+                    continue
+                *turn, last = reply.rstrip(b"\n").split(b"\n")
+                answer = turn.pop(0)
+                await to_client_send.send_all(answer + b"\n")
+                await trio.testing.wait_all_tasks_blocked()  # the client waits in wait_done
+                await to_client_send.send_all(b"".join(x + b"\n" for x in turn) + last)
+                await to_client_send.aclose()  # the output ends right after the turn
+                return
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(pump)
+            await nursery.start(client.run)
+            sid = await setup(client)
+            handle = await client.prompt(sid, "go")
+            reason = await handle.wait_done()
+            await client.wait_idle(sid)  # also fine once the agent is gone: it is idle
+            nursery.cancel_scope.cancel()
+        return reason, client.closed
+
+    assert trio.run(main) == ("end_turn", True)
+
+
+def test_a_permission_handler_answering_an_option_not_offered_fails_loudly() -> None:
+    agent = ScriptedAgent({"session/prompt": _permission_prompt}, on_response=_permission_answered)
+
+    async def typo(perm: Any) -> str:
+        return "allow_once"  # the option's kind, not its optionId
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        handle = await client.prompt(sid, "go")
+        with trio.fail_after(5):  # never a hang
+            return await handle.wait_done()
+
+    with pytest.raises(BaseExceptionGroup) as info:  # raw nurseries here; open_agent unwraps
+        drive(agent, body, on_permission=typo)
+    matched, _ = info.value.split(LocalProtocolError)
+    assert matched is not None
+    error = matched
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    assert "'allow_once' for permission request 77, which offered ['yes', 'no']" in str(error)
+
+
+def test_events_after_the_agent_left_end_at_once_and_a_closed_subscriber_is_dropped() -> None:
+    async def body(client: AgentConnection) -> tuple[int, list[Any]]:
+        sid = await setup(client)
+        with client.events() as dropped:  # closed on leaving: unsubscribed
+            pass
+        kept = client.events()
+        handle = await client.prompt(sid, "go")
+        with pytest.raises(AgentExited):
+            await handle.wait_done()
+        subscribers = len(client._subscribers)
+        with trio.fail_after(5):
+            late = [event async for event in client.events()]
+            seen = [event async for event in kept]
+        assert dropped is not kept and seen
+        return subscribers, late
+
+    def prompt(message: dict[str, Any], out: FakeAgent) -> None:
+        out.prompt_response(message["id"], "u").user_message("u", "go").state("running")
+
+    (subscribers, late), _ = drive(ScriptedAgent({"session/prompt": prompt}), body, close_after=3)
+    assert (subscribers, late) == (0, [])
