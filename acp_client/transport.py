@@ -699,12 +699,28 @@ class AgentConnection:
                     raise RequestTimeout(f"no response to {method} within {self._timeout} s")
         finally:
             self._waiting.pop(rid, None)
+            if not waiter.is_set():
+                self._withdraw(rid)
         response = self._responses.pop(rid, None)
         if response is None:
             raise self._gone(f"before answering {method}")
         if response.error is not None:
             raise RequestFailed(method, response.error)
         return response.result
+
+    def _withdraw(self, rid: int | str) -> None:
+        """Nobody waits for ``rid`` any more (cancelled, timed out): ``$/cancel_request`` it.
+
+        The agent may still answer (a prompt it inserted anyway, say); the connection
+        reconciles whatever comes (section 10.5). Queued for the writer: no waiting here.
+        """
+        if self._closed.is_set():
+            return
+        try:
+            self._owed.append(self.connection.send_cancel_request(rid))
+        except LocalProtocolError:
+            return  # answered meanwhile
+        self._kick.set()
 
     # --------------------------------------------------------------- the API
 

@@ -350,6 +350,33 @@ def test_cancelled_caller_keeps_the_connection_consistent() -> None:
     assert snap["sessions"][0]["prompts"][0]["echoed"] is True
 
 
+def test_a_request_nobody_waits_for_any_more_is_withdrawn_with_cancel_request() -> None:
+    """Cancelling the wait (or a timeout) sends ``$/cancel_request``; the answer still counts."""
+
+    def hold(message: dict[str, Any], out: FakeAgent) -> None:
+        pass  # a prompt held behind other work
+
+    def withdrawn(message: dict[str, Any], out: FakeAgent) -> None:
+        out.error(message["params"]["requestId"], -32800, "request cancelled")
+
+    agent = ScriptedAgent({"session/prompt": hold, "$/cancel_request": withdrawn})
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        with trio.move_on_after(1):
+            await client.prompt(sid, "go")
+        with pytest.raises(RequestTimeout):
+            await client.prompt(sid, "again")
+        await trio.testing.wait_all_tasks_blocked()
+        return client.connection.snapshot()
+
+    snap, _ = drive(agent, body, mock_clock=True, request_timeout=5)
+    cancels = [m["params"] for m in agent.received if m.get("method") == "$/cancel_request"]
+    assert cancels == [{"requestId": 2}, {"requestId": 3}]
+    prompts = snap["sessions"][0]["prompts"]
+    assert [(p["requestId"], p["status"]) for p in prompts] == [(2, "rejected"), (3, "rejected")]
+
+
 def test_rejected_prompt_raises_request_failed() -> None:
     def prompt(message: dict[str, Any], out: FakeAgent) -> None:
         out.prompt_error(message["id"], -32602, "unsupported content")
