@@ -339,12 +339,14 @@ def test_a_negative_terminal_limit_is_a_usage_error() -> None:
     assert out.returncode == 2 and b"--terminal-limit" in out.stderr
 
 
-def test_usage_beyond_a_double_renders(tmp_path: Path) -> None:
+def test_usage_at_the_top_of_uint64_renders_and_beyond_it_is_rejected(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    log.write_text("".join(FakeAgent("s").usage(10**400, 3).log_lines("jsonrpc")) + "\n")
+    agent = FakeAgent("s").usage(2**64 - 1, 3).usage(10**400, 3)
+    log.write_text("".join(agent.log_lines("jsonrpc")) + "\n")
     out = run_cli("replay", str(log))
     assert out.returncode == 0, out.stderr.decode()
     assert b"%)" in out.stdout
+    assert b"update-rejected" in out.stdout
 
 
 def test_a_line_nested_too_deep_is_one_malformed_line(tmp_path: Path) -> None:
