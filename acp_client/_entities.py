@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import binascii
 import codecs
-from collections.abc import Iterator, Sequence
-from typing import Any, Literal, overload
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal, TypeVar, overload
 
 from msgspec import UNSET
 
@@ -59,7 +59,7 @@ def decode_base64(data: str) -> bytes:
         raise ValueError(str(exc)) from None
 
 
-def text_block(item: Any) -> Any:
+def text_block(item: Any) -> s.ContentBlock:
     """A stored content item as its block: plain text is kept compactly as a ``str``."""
     return s.TextContent(text=item) if type(item) is str else item
 
@@ -76,20 +76,23 @@ def compact(block: Any) -> Any:
     return block
 
 
-class ListView(Sequence[Any]):
-    """A read-only, zero-copy view of a list owned by the reducer."""
+T = TypeVar("T")
+
+
+class ListView(Sequence[T]):
+    """A read-only, zero-copy view of a list owned by the reducer (items of type ``T``)."""
 
     __slots__ = ("_items", "_wrap")
 
-    def __init__(self, items: list[Any], wrap: Any = None) -> None:
+    def __init__(self, items: list[Any], wrap: Callable[[Any], T] | None = None) -> None:
         self._items = items
         self._wrap = wrap
 
     @overload
-    def __getitem__(self, index: int) -> Any: ...
+    def __getitem__(self, index: int) -> T: ...
     @overload
-    def __getitem__(self, index: slice) -> list[Any]: ...
-    def __getitem__(self, index: int | slice) -> Any:
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
         item = self._items[index]
         if self._wrap is None:
             return item
@@ -100,7 +103,7 @@ class ListView(Sequence[Any]):
     def __len__(self) -> int:
         return len(self._items)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[T]:
         if self._wrap is None:
             return iter(self._items)
         return map(self._wrap, self._items)
@@ -155,7 +158,7 @@ class MessageState(_Entity):
         return (self.role, self.message_id)
 
     @property
-    def content(self) -> ListView:
+    def content(self) -> ListView[s.ContentBlock]:
         """The content blocks, as received (adjacent text blocks are not merged)."""
         return ListView(self._content, text_block)
 
@@ -219,12 +222,12 @@ class ToolCallState(_Entity):
         return ("toolCall", self.tool_call_id)
 
     @property
-    def content(self) -> ListView:
+    def content(self) -> ListView[s.ToolCallContent]:
         """The content items (content blocks, diffs, terminal anchors, unknown raw items)."""
         return ListView(self._content)
 
     @property
-    def locations(self) -> ListView:
+    def locations(self) -> ListView[s.ToolCallLocation]:
         """The file locations."""
         return ListView(self._locations)
 
@@ -404,7 +407,7 @@ class CompactionState(_Entity):
         return ("compaction", self.compaction_id)
 
     @property
-    def summary(self) -> ListView:
+    def summary(self) -> ListView[s.ContentBlock]:
         """The summary blocks."""
         return ListView(self._summary)
 

@@ -278,7 +278,7 @@ class Session:
         return self._ordinal
 
     @property
-    def timeline(self) -> ListView:
+    def timeline(self) -> ListView[TimelineEntry]:
         """Messages, tool calls and compactions in first-seen order."""
         return ListView(self._timeline)
 
@@ -315,32 +315,32 @@ class Session:
         return MappingProxyType(self._compactions)
 
     @property
-    def completed_turns(self) -> ListView:
+    def completed_turns(self) -> ListView[str | None]:
         """One stop reason (or ``None``) per completed piece of foreground work."""
         return ListView(self._completed)
 
     @property
-    def notices(self) -> ListView:
+    def notices(self) -> ListView[s.Notice]:
         """Every notice received, in order (live information, not history)."""
         return ListView(self._notices)
 
     @property
-    def notice_ordinals(self) -> ListView:
+    def notice_ordinals(self) -> ListView[int]:
         """The ordinal each of :attr:`notices` arrived at (2.2), to anchor it in a UI."""
         return ListView(self._notice_ordinals)
 
     @property
-    def unknown_updates(self) -> ListView:
+    def unknown_updates(self) -> ListView[dict[str, Any]]:
         """Updates of unknown kinds, verbatim, in arrival order."""
         return ListView(self._unknown)
 
     @property
-    def unknown_update_ordinals(self) -> ListView:
+    def unknown_update_ordinals(self) -> ListView[int]:
         """The ordinal each of :attr:`unknown_updates` arrived at (2.2, 13.1)."""
         return ListView(self._unknown_ordinals)
 
     @property
-    def unretained(self) -> ListView:
+    def unretained(self) -> ListView[TimelineEntry]:
         """Timeline entries that a history replay did not report again."""
         return ListView(self._unretained)
 
@@ -1153,7 +1153,7 @@ class Session:
         self._pending_noted.discard(perm.request_id)  # a new request under a used id
 
     @property
-    def permission_requests(self) -> ListView:
+    def permission_requests(self) -> ListView[PermissionState]:
         """Every permission request of the session, in arrival order (ids may repeat)."""
         return ListView(self._permission_log)
 

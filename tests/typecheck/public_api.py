@@ -1,0 +1,66 @@
+"""What a user's type checker sees of the public API (checked by ``mypy --strict`` in CI).
+
+Never run: ``assert_type`` fails the type check, not a test, when a public type regresses
+to ``Any`` or to something a UI cannot use.
+"""
+
+from __future__ import annotations
+
+from typing import Any, assert_type
+
+from acp_client import (
+    Connection,
+    Event,
+    FailedRequest,
+    ListView,
+    MessageChunkAppended,
+    PermissionState,
+    Role,
+    Session,
+    TimelineEntry,
+    replay_log,
+)
+from acp_client import schema as s
+from acp_client.transport import AgentConnection, PromptHandle
+
+
+def views(session: Session) -> None:
+    """The read-only views are typed by what they hold."""
+    assert_type(session.timeline, ListView[TimelineEntry])
+    assert_type(session.timeline[0], TimelineEntry)
+    assert_type(session.timeline[1:], list[TimelineEntry])
+    assert_type(session.unretained, ListView[TimelineEntry])
+    assert_type(session.completed_turns, ListView[str | None])
+    assert_type(session.permission_requests, ListView[PermissionState])
+    assert_type(session.notices, ListView[s.Notice])
+    assert_type(session.unknown_updates, ListView[dict[str, Any]])
+    message = session.message("agent", "m1")
+    if message is not None:
+        assert_type(message.content, ListView[s.ContentBlock])
+        assert_type(message.text(), str)
+    for entry in session.timeline:
+        assert_type(entry, TimelineEntry)
+
+
+def events(event: MessageChunkAppended, session: Session) -> None:
+    """An event's role feeds the views without a cast."""
+    assert_type(event.role, Role)
+    session.message(event.role, event.message_id)
+
+
+def replay() -> None:
+    """A replay's refused requests."""
+    result = replay_log(b"")
+    assert_type(result.failed_requests, list[FailedRequest])
+    assert_type(result.snapshot(), dict[str, Any])
+    assert_type(Connection().receive_data(b""), list[Event])
+
+
+async def live(agent: AgentConnection) -> None:
+    """The trio layer."""
+    handle = await agent.prompt("s1", "hi")
+    assert_type(handle, PromptHandle)
+    assert_type(await handle.wait_done(), str | None)
+    with agent.events() as stream:
+        async for item in stream:
+            assert_type(item, Event)
