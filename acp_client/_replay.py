@@ -347,6 +347,8 @@ class Replayer:
                 type(event) is ResponseReceived
                 and event.error is not None
                 and event.method != "session/prompt"
+                # -32002 closes the session as a success does (11.5): nothing failed
+                and not (event.method == "session/close" and event.error.code == -32002)
             ):
                 failed = FailedRequest(line, event.method, event.session_id, event.error)
                 self.failed_requests.append(failed)

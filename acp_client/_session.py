@@ -515,7 +515,7 @@ class Session:
         self, stored: dict[str, Any] | None, extra: Any, kind: str, key: str
     ) -> dict[str, Any] | None:
         """:func:`patch_extra`, noting unknown fields the snapshot cannot hold (R35)."""
-        clash = _SNAPSHOT_KEYS[kind].intersection(extra)
+        clash = [k for k in _SNAPSHOT_KEYS[kind].intersection(extra) if extra[k] is not None]
         if clash:
             self._note(
                 "unknown-field-shadowed",

@@ -68,3 +68,20 @@ def test_a_refused_v1_session_new_is_kept_too() -> None:
     assert replayer.version == 1
     assert [(f.line, f.method) for f in replayer.failed_requests] == [(4, "session/new")]
     assert isinstance(replayer.failed_requests[0], FailedRequest)
+
+
+def test_a_close_answered_with_session_not_found_closed_the_session_and_did_not_fail() -> None:
+    result = replay_log(
+        _log(
+            {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/w"}},
+            {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s"}},
+            {"jsonrpc": "2.0", "id": 2, "method": "session/close", "params": {"sessionId": "s"}},
+            {"jsonrpc": "2.0", "id": 2, "error": {"code": -32002, "message": "gone"}},
+            {"jsonrpc": "2.0", "id": 3, "method": "session/close", "params": {"sessionId": "t"}},
+            {"jsonrpc": "2.0", "id": 3, "error": {"code": -32603, "message": "broken"}},
+        )
+    )
+    assert result.snapshot()["sessions"][0]["closed"] is True
+    assert [(f.line, f.method, f.session_id) for f in result.failed_requests] == [
+        (6, "session/close", "t")
+    ]

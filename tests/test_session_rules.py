@@ -1619,6 +1619,9 @@ def test_r35_an_unknown_field_named_like_a_snapshot_key_never_changes_its_meanin
     reloaded = load_session(log.session())
     assert not reloaded.message("agent", "m1").excluded
     assert load_session(log.session()).snapshot() == log.session()
+    log.upd({**msg("agent", "m1"), "excludedFromContext": None})  # removes it: nothing shadowed
+    assert log.codes() == ["unknown-field-shadowed"] * 4
+    assert log.sess().message("agent", "m1").extra == {"role": "user"}
 
 
 def test_c13_trace_context_meta_keys_are_kept() -> None:

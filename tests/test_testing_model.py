@@ -738,3 +738,23 @@ def test_r14_a_resume_snapshot_ends_the_earlier_turn_in_model_and_reducer() -> N
     for s in _both(a):
         excluded = [e["messageId"] for e in s["timeline"] if e.get("excludedFromContext")]
         assert excluded == ["u2", "a2"]
+
+
+def test_the_model_agrees_on_shadowed_fields_and_the_uint64_bound() -> None:
+    a = FakeAgent(SID)
+    a.update(
+        {
+            "sessionUpdate": "agent_message",
+            "messageId": "m",
+            "content": [{"type": "resource_link", "name": "n", "uri": "u", "size": 2**64}],
+            "excludedFromContext": True,
+        }
+    )
+    a.usage(2**64 - 1, 2**64 - 1).usage(2**64, 1).usage(1, 2**64)
+    conn = Connection(live=False)
+    conn.receive_data(a.to_bytes())
+    expected = conn.snapshot()["sessions"]
+    assert run(a)["sessions"] == expected
+    (entry,) = expected[0]["timeline"]
+    assert "excludedFromContext" not in entry and "size" not in entry["content"][0]
+    assert expected[0]["usage"] == {"used": 2**64 - 1, "size": 2**64 - 1}

@@ -828,7 +828,7 @@ class _Renderer:
 
     def failed_requests(self, failed: Iterable[Mapping[str, Any]]) -> list[RenderableType]:
         """The requests the agent refused (a failed ``session/new`` leaves no session)."""
-        items = list(_dicts(failed))
+        items = list(_dicts(list(failed)))
         if not items:
             return []
         out: list[RenderableType] = [Rule(Text("failed requests", style="bold"), align="left")]

@@ -68,6 +68,7 @@ _ROLE_OF_UPDATE = {
 
 # Spec section 7.4: finished tool call statuses; anything else is not finished (R16).
 _FINISHED = frozenset({"completed", "failed", "cancelled"})
+_UINT64_MAX = 2**64 - 1
 _KNOWN_STATES = frozenset({"running", "idle", "requires_action"})
 
 # Keys of the patch payloads that have a meaning; every other key is an unknown field,
@@ -212,7 +213,7 @@ def clean_content_block(b: object) -> dict[str, Any] | None:
             return None
         for k in ("title", "description", "mimeType"):
             _drop_bad(b, k, _is_str)
-        _drop_bad(b, "size", lambda v: _is_int(v) and v >= 0)
+        _drop_bad(b, "size", lambda v: _is_int(v) and 0 <= v <= _UINT64_MAX)
         if isinstance(b.get("icons"), list):
             b["icons"] = _clean_list_of(b["icons"], _clean_icon)
         else:
@@ -1177,8 +1178,10 @@ class ReferenceModel:
 
     def _u_usage_update(self, s: _Session, u: dict[str, Any]) -> None:
         used, size = u.get("used"), u.get("size")
-        if not (_is_int(used) and used >= 0 and _is_int(size) and size >= 0):
-            raise _Rejected  # `used` / `size` are strict
+        if not (_is_int(used) and 0 <= used <= _UINT64_MAX and _is_int(size)):
+            raise _Rejected  # `used` / `size` are strict uint64
+        if not 0 <= size <= _UINT64_MAX:
+            raise _Rejected
         s.ordinal += 1
         usage: dict[str, Any] = {"used": used, "size": size}
         old_cost = s.usage.get("cost") if s.usage is not None else None
@@ -1292,6 +1295,7 @@ class ReferenceModel:
                 entry["status"] = "cancelled"  # spec 7.8: local overlay, shown only
         else:
             entry = {**e.extra, "entry": "compaction", **e.fields}
+        entry.pop("excludedFromContext", None)  # the snapshot's own key, never an extra (R35)
         if e.excluded:
             entry["excludedFromContext"] = True
         return entry
