@@ -389,6 +389,17 @@ class Replayer:
         self._settle_v1()
         return events
 
+    @property
+    def truncated_terminals(self) -> frozenset[tuple[str, str]]:
+        """The v1 client terminals whose latest output the client cut at its byte limit.
+
+        ``(sessionId, terminalId)`` pairs, from ``terminal/output``'s ``truncated`` (v2 has
+        no field for it, so the snapshot cannot say it; the rendered view does).
+        """
+        if self._v1 is None:
+            return frozenset()
+        return frozenset(self._v1.truncated_terminals)
+
     def _settle_v1(self) -> None:
         """A v1 connection's sessions (and the connection) say protocol version 1."""
         if self._adapter is None:

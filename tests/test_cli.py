@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from acp_client import replay_log
 from acp_client.cli import main
 from acp_client.testing import FakeAgent
 
@@ -448,3 +449,41 @@ def test_a_log_of_only_a_refused_session_new_says_why_it_has_no_sessions(tmp_pat
     text = run_cli("replay", str(log)).stdout.decode()
     assert "(no sessions)" in text
     assert "session/new: error -32000" in text
+
+
+def test_a_v1_terminal_cut_by_the_client_says_so_in_the_rendered_view(tmp_path: Path) -> None:
+    sid = "s1"
+    messages = [
+        ("outgoing", {"id": 0, "method": "initialize", "params": {"protocolVersion": 1}}),
+        ("incoming", {"id": 0, "result": {"protocolVersion": 1}}),
+        ("outgoing", {"id": 1, "method": "session/new", "params": {"cwd": "/w", "mcpServers": []}}),
+        ("incoming", {"id": 1, "result": {"sessionId": sid}}),
+        ("outgoing", {"id": 2, "method": "session/prompt", "params": {"sessionId": sid}}),
+        (
+            "incoming",
+            {"id": 0, "method": "terminal/create", "params": {"sessionId": sid, "command": "make"}},
+        ),
+        ("outgoing", {"id": 0, "result": {"terminalId": "t1"}}),
+        (
+            "incoming",
+            {
+                "id": 1,
+                "method": "terminal/output",
+                "params": {"sessionId": sid, "terminalId": "t1"},
+            },
+        ),
+        ("outgoing", {"id": 1, "result": {"output": "tail of it\n", "truncated": True}}),
+        ("incoming", {"id": 2, "result": {"stopReason": "end_turn"}}),
+    ]
+    log = tmp_path / "v1.jsonl"
+    log.write_text(
+        "".join(
+            json.dumps({"direction": d, "message": {"jsonrpc": "2.0", **m}}) + "\n"
+            for d, m in messages
+        )
+    )
+    text = run_cli("replay", str(log)).stdout.decode()
+    assert "cut by the client at its byte limit" in text
+    assert text.index("cut by the client") < text.index("tail of it")
+    assert "cut by the client" not in run_cli("replay", "--json", str(log)).stdout.decode()
+    assert replay_log(log.read_bytes()).replayer.truncated_terminals == {(sid, "t1")}

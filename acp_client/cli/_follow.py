@@ -72,6 +72,7 @@ def _follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int
             markdown=args.markdown,
             last_entries=40,
             failed_requests=[f.to_json() for f in replayer.failed_requests],
+            truncated_terminals=replayer.truncated_terminals,
         )
 
     status = EXIT_OK

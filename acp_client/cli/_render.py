@@ -20,7 +20,7 @@ cache, so the live view can simply re-render the latest snapshot.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -230,8 +230,9 @@ class _SessionContext:
 
 
 class _Renderer:
-    def __init__(self, options: _Options) -> None:
+    def __init__(self, options: _Options, truncated: Iterable[Sequence[str]] = ()) -> None:
         self.opt = options
+        self.truncated = {(str(sid), str(tid)) for sid, tid in truncated}
 
     # -- content blocks (spec 5) -------------------------------------------------------------
 
@@ -491,6 +492,8 @@ class _Renderer:
             cache_key=(ctx.session_id, _s(term.get("terminalId"))),
         )
         notes: list[str] = []
+        if (ctx.session_id, _s(term.get("terminalId"))) in self.truncated:
+            notes.append("earlier output cut by the client at its byte limit (v1 `truncated`)")
         truncated = term.get("truncatedBytes")
         if isinstance(truncated, int) and truncated > 0:
             notes.append(f"{truncated:,} earlier bytes dropped by the retention limit")
@@ -879,6 +882,7 @@ def snapshot_renderable(
     last_entries: int | None = None,
     text_lines: int | None = None,
     failed_requests: Iterable[Mapping[str, Any]] = (),
+    truncated_terminals: Iterable[Sequence[str]] = (),
 ) -> Group:
     """The view of ``snapshot`` as one rich renderable (for ``rich.live.Live``).
 
@@ -892,9 +896,12 @@ def snapshot_renderable(
             room), saying how much came before.
         failed_requests: the replay's failed requests (``FailedRequest.to_json()`` each),
             shown after the sessions.
+        truncated_terminals: ``(sessionId, terminalId)`` pairs whose output the (v1)
+            client cut at its byte limit: said above their output.
     """
     options = _Options(show_thoughts, markdown, max(1, terminal_lines), last_entries, text_lines)
-    return Group(*_Renderer(options).snapshot(snapshot, failed_requests))
+    renderer = _Renderer(options, truncated_terminals)
+    return Group(*renderer.snapshot(snapshot, failed_requests))
 
 
 def render_snapshot(
@@ -906,6 +913,7 @@ def render_snapshot(
     terminal_lines: int = 200,
     last_entries: int | None = None,
     failed_requests: Iterable[Mapping[str, Any]] = (),
+    truncated_terminals: Iterable[Sequence[str]] = (),
 ) -> None:
     """Print the human-readable view of ``snapshot`` to ``console``.
 
@@ -920,5 +928,6 @@ def render_snapshot(
             terminal_lines=terminal_lines,
             last_entries=last_entries,
             failed_requests=failed_requests,
+            truncated_terminals=truncated_terminals,
         )
     )

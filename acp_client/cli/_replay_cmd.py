@@ -20,7 +20,7 @@ __all__ = ["replay_command"]
 
 _FATAL_CODES = frozenset({"unsupported-compression", "gzip-error", "no-format-detected"})
 _PROGRESS_BYTES = 8 * 1024 * 1024
-_FAILED = "failedRequests"  # the rendered view's extra, carried beside the snapshot
+_EXTRAS = "renderExtras"  # what only the rendered view shows, carried beside the snapshot
 
 
 def _example_log() -> bytes:
@@ -127,7 +127,10 @@ def _replay_one(
         return name, _status(result), _stats(result, elapsed, size)
     snapshot = result.snapshot()
     if mode == "render":  # not part of the snapshot: only the rendered view shows them
-        snapshot[_FAILED] = [failed.to_json() for failed in result.failed_requests]
+        snapshot[_EXTRAS] = {
+            "failed_requests": [failed.to_json() for failed in result.failed_requests],
+            "truncated_terminals": sorted(result.replayer.truncated_terminals),
+        }
     return name, _status(result), snapshot
 
 
@@ -240,11 +243,11 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
             assert console is not None
             if many:
                 console.rule(_safe(name))
-            failed = payload.pop(_FAILED, ())
+            extras = payload.pop(_EXTRAS, {})
             render_snapshot(
                 payload,
                 console,
-                failed_requests=failed,
+                **extras,
                 show_thoughts=not args.no_thoughts,
                 markdown=args.markdown,
             )

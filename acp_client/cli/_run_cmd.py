@@ -219,9 +219,15 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     status = EXIT_OK
     agent_ref: list[Any] = []
 
+    def truncated() -> Any:
+        adapter = agent_ref[0]._v1  # a v1 agent's client terminals may be cut at their limit
+        return adapter.truncated_terminals if adapter is not None else ()
+
     def view() -> Any:
         snapshot = agent_ref[0].connection.snapshot()
-        return snapshot_renderable(snapshot, last_entries=30, text_lines=200)
+        return snapshot_renderable(
+            snapshot, last_entries=30, text_lines=200, truncated_terminals=truncated()
+        )
 
     live = LiveView(console, view) if not args.json and console.is_terminal else None
     asker = ask_on_terminal()
@@ -324,7 +330,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
             sys.stdout.write(dump_json(snapshot, indent=2) + "\n")
             sys.stdout.flush()
         elif live is None:
-            render_snapshot(snapshot, console)
+            render_snapshot(snapshot, console, truncated_terminals=truncated())
     except OSError:  # nowhere to show it (the terminal closed): the status still tells
         detach_dead_terminal(1)
     except SystemExit:  # rich's answer to a closed pipe (stdout already detached): the same
