@@ -32,7 +32,14 @@ from msgspec import UNSET
 from . import _events as ev
 from . import _schema as s
 from ._batches import BatchReplies
-from ._checks import elicitation_problem, option_problems, relative_path, select_values
+from ._checks import (
+    command_problems,
+    config_problems,
+    elicitation_problem,
+    option_problems,
+    relative_path,
+    select_values,
+)
 from ._codec import Decoder, _FastUpdate, convert, encode, message_from_builtins
 from ._diagnostics import Diagnostic
 from ._entities import MessageState, TerminalState, ToolCallState
@@ -65,11 +72,12 @@ _UPDATE_PARAMS = s.UpdateSessionNotification
 
 
 def _r8_result(method: str, result: Any) -> bool:
-    """A prompt result without a string ``messageId`` (R8: accepted unbound, one warning)."""
-    return (
-        method == "session/prompt"
-        and isinstance(result, dict)
-        and not isinstance(result.get("messageId"), str)
+    """A prompt result without a string ``messageId`` (R8: accepted unbound, one warning).
+
+    That is also a result that is no object at all (``null``, ``"ok"``): it has no id either.
+    """
+    return method == "session/prompt" and not (
+        isinstance(result, dict) and isinstance(result.get("messageId"), str)
     )
 
 
@@ -912,6 +920,7 @@ class Connection:
     def _setup_lists(self, session: Session, pending: _Pending, result: Any) -> None:
         commands = getattr(result, "available_commands", UNSET)
         config = getattr(result, "config_options", UNSET)
+        self._check_lists(session, commands, config)
         # R50: only if no update of that kind was applied since the request was sent (a
         # session unknown at send time had none before it).
         if session.commands_updates == max(pending.commands_mark, 0):
@@ -1046,7 +1055,18 @@ class Connection:
         sid = pending.session_id
         if sid is not None and isinstance(result, s.SetSessionConfigOptionResponse):
             session = self._session(sid, events)
+            self._check_lists(session, UNSET, result.config_options)
             session.config_options = list(result.config_options)
+
+    def _check_lists(self, session: Session, commands: Any, config: Any) -> None:
+        """A29 and A19 hold for the lists of a result as for those of an update."""
+        sid = session.session_id
+        if isinstance(commands, list) and session.protocol_version != 1:
+            for problem in command_problems(commands):
+                self._note("invalid-commands", problem, "warning", sid)
+        if isinstance(config, list):
+            for problem in config_problems(config):
+                self._note("invalid-config", problem, "warning", sid)
 
     def _on_entity_cancel(
         self, rid: Any, pending: _Pending, result: Any, error: Any, events: list[ev.Event]

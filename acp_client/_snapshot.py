@@ -32,6 +32,16 @@ def _payload(obj: Any) -> Any:
     return out
 
 
+def _notice_payload(notice: Any) -> Any:
+    """A stored notice without its nullable fields sent as ``null`` (SNAPSHOT.md: absent)."""
+    out = _payload(notice)
+    if isinstance(out, dict):
+        for key in ("description", "_meta"):
+            if key in out and out[key] is None:
+                del out[key]
+    return out
+
+
 def _state_payload(state: Any) -> Any:
     """The stored state payload; a known state's fields cleared with ``null`` are absent.
 
@@ -203,7 +213,7 @@ def session_snapshot(session: Session) -> dict[str, Any]:
             data["_meta"] = usage["_meta"]
         _put_extra(data, usage["extra"])
         out["usage"] = data
-    out["notices"] = [_payload(notice) for notice in session._notices]
+    out["notices"] = [_notice_payload(notice) for notice in session._notices]
     out["prompts"] = [_prompt_snapshot(prompt) for prompt in session.prompts]
     out["permissionRequests"] = [_permission_snapshot(p) for p in session._permission_log]
     out["unknownUpdates"] = list(session._unknown)

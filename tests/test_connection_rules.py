@@ -897,7 +897,7 @@ def test_r2_accepted_but_never_echoed_stays_accepted_with_diagnostic_at_work_end
     assert log.codes().count("prompt-not-echoed") == 1  # "diagnostic once" (10.5)
 
 
-@pytest.mark.parametrize("result", [{}, {"messageId": None}, {"messageId": 5}])
+@pytest.mark.parametrize("result", [{}, {"messageId": None}, {"messageId": 5}, None, "ok", [1]])
 def test_r8_response_without_string_message_id_is_accepted_unbound(result: object) -> None:
     log = Log()
     log.client(prompt_request(1))

@@ -1565,6 +1565,22 @@ def test_9_6_notices_are_events_not_history() -> None:
     assert snap["state"] == {"state": "running"}
 
 
+def test_9_6_a_notice_field_sent_as_null_is_absent_but_unknown_nulls_are_data() -> None:
+    log = Log()
+    log.upd(
+        {
+            "sessionUpdate": "notice",
+            "severity": "info",
+            "title": "t",
+            "description": None,
+            "_meta": None,
+            "futureX": None,
+        }
+    )
+    assert log.session()["notices"] == [{"severity": "info", "title": "t", "futureX": None}]
+    assert load_session(log.session()).snapshot() == log.session()
+
+
 def test_9_6_notice_with_empty_title_is_rejected() -> None:
     log = Log()
     events = log.upd({"sessionUpdate": "notice", "severity": "info", "title": ""})
@@ -1713,6 +1729,31 @@ def test_a19_select_current_value_not_listed_or_values_twice_are_diagnosed() -> 
     }
     log.upd({"sessionUpdate": "config_option_update", "configOptions": [bad, good]})
     assert log.codes() == ["invalid-config"] * 3  # not listed, value twice, option twice
+
+
+def test_a29_a19_hold_for_the_lists_of_setup_and_config_results_too() -> None:
+    commands = [{"type": "command", "name": "two words", "description": "d"}]
+    select = {"type": "select", "configId": "m", "name": "M", "currentValue": "z"}
+    config = [{**select, "options": [{"value": "a", "name": "A"}]}]
+    log = Log()
+    log.client({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": NEW})
+    log.agent(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {"sessionId": SID, "availableCommands": commands, "configOptions": config},
+        }
+    )
+    assert [(d.code, d.line) for d in log.conn.diagnostics] == [
+        ("invalid-commands", 2),
+        ("invalid-config", 2),
+    ]
+    params = {"sessionId": SID, "configId": "m", "type": "id", "value": "a"}
+    log.client({"jsonrpc": "2.0", "id": 2, "method": "session/set_config_option", "params": params})
+    log.agent({"jsonrpc": "2.0", "id": 2, "result": {"configOptions": config}})
+    assert [(d.code, d.line) for d in log.conn.diagnostics][2:] == [("invalid-config", 4)]
+    assert len(log.session()["availableCommands"]) == 1  # kept all the same
+    assert log.session()["configOptions"][0]["currentValue"] == "z"
 
 
 def test_a13_a24_relative_paths_from_the_agent_are_diagnosed() -> None:

@@ -1207,6 +1207,9 @@ class ReferenceModel:
         notice = copy.deepcopy({k: v for k, v in u.items() if k != "sessionUpdate"})
         _drop_bad(notice, "description", _is_str)
         _drop_bad(notice, "_meta", _is_obj)
+        for key in ("description", "_meta"):
+            if key in notice and notice[key] is None:
+                del notice[key]  # a field cleared with null is absent (SNAPSHOT.md)
         s.notices.append(notice)
 
     # compactions (spec 9.5)
