@@ -134,6 +134,10 @@ class _Session:
     info_meta: JSON = None
     permissions: set[str] = field(default_factory=set)  # pending permission request keys
     terminals: set[str] = field(default_factory=set)  # terminal ids with rebuilt data
+    # what the terminal updates synthesised so far say of each terminal (merged snapshot)
+    terminal_data: dict[str, dict[str, JSON]] = field(default_factory=dict)
+    # terminals a load's replay reset on the v2 side: rebuilt again when next named
+    stale_terminals: set[str] = field(default_factory=set)
     # tool calls whose latest content names a terminal without traffic yet: id -> content
     placeholders: dict[str, list[JSON]] = field(default_factory=dict)
     agent_options: list[JSON] | None = None
@@ -359,6 +363,7 @@ class V1Adapter:
                 session.tool_meta.clear()
                 session.compaction_meta.clear()
                 session.placeholders.clear()  # the replay drops the tool calls they name
+                session.stale_terminals = set(session.terminal_data)  # and its terminals
                 resume = {**fixed, "replayFrom": {"type": "start"}}
                 return [(direction, {**message, "method": "session/resume", "params": resume})]
             if fixed is not params_dict:
@@ -435,9 +440,10 @@ class V1Adapter:
                 session.placeholders[tool_id] = content
             else:
                 session.placeholders.pop(tool_id, None)
-        if isinstance(tool.get("title"), str):
-            session.titles[tool_id] = tool["title"]
-        else:
+        title = tool.get("title", tr.MISSING)
+        if isinstance(title, str) or title is None:  # null clears the stored title
+            session.titles[tool_id] = title
+        else:  # omitted, or invalid (read as omitted): the stored title stays
             session.titles.setdefault(tool_id, None)
         return session.titles[tool_id]
 
@@ -463,6 +469,8 @@ class V1Adapter:
             self._diag("v1-update-invalid", "session/update without sessionId or update", "error")
             return [(direction, message)]
         kind = update.get("sessionUpdate")
+        if not isinstance(kind, str):  # no update of either version: v2 rejects it, kept raw
+            return [(direction, message)]
         out: Output = []
         if session.pending is not None and not session.replaying:
             if kind == "user_message_chunk":
@@ -493,6 +501,28 @@ class V1Adapter:
             out.append((direction, message))
         elif translated is not None:
             out.append(("incoming", {**message, "params": {**params_dict, "update": translated}}))
+        if session.stale_terminals and kind in ("tool_call", "tool_call_update"):
+            out.extend(self._rebuild_terminals(session, translated))
+        return out
+
+    def _rebuild_terminals(self, session: _Session, tool: Message | None) -> Output:
+        """A terminal a load's replay reset on the v2 side, named again: its data again (3.4).
+
+        The v2 replay starts the session's terminals afresh, but the adapter still has what
+        the earlier ``terminal/*`` traffic said; without it the reference would name a v2
+        terminal with no data.
+        """
+        content = tool.get("content") if isinstance(tool, dict) else None
+        out: Output = []
+        for item in content if isinstance(content, list) else ():
+            if not isinstance(item, dict) or item.get("type") != "terminal":
+                continue
+            terminal_id = item.get("terminalId")
+            if isinstance(terminal_id, str) and terminal_id in session.stale_terminals:
+                session.stale_terminals.discard(terminal_id)
+                data = session.terminal_data[terminal_id]
+                update = {"sessionUpdate": "terminal_update", "terminalId": terminal_id, **data}
+                out.append(self._update(session, update))
         return out
 
     def _translate_update(self, session: _Session, update: Message) -> Message | None:
@@ -798,6 +828,11 @@ class V1Adapter:
         terminal_id = update["terminalId"]
         first = terminal_id not in session.terminals
         session.terminals.add(terminal_id)
+        data = session.terminal_data.setdefault(terminal_id, {})
+        data.update((k, v) for k, v in update.items() if k not in ("sessionUpdate", "terminalId"))
+        if terminal_id in session.stale_terminals:  # reset by a replay: all it knows, again
+            session.stale_terminals.discard(terminal_id)
+            update = {"sessionUpdate": "terminal_update", "terminalId": terminal_id, **data}
         out.append(self._update(session, update))
         if first:
             out.extend(self._link_terminal(session, terminal_id))

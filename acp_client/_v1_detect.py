@@ -47,6 +47,8 @@ def detect_v1(direction: str, message: Any) -> bool | None:
         if method == "session/update" and isinstance(params.get("update"), dict):
             update = params["update"]
             kind = update.get("sessionUpdate")
+            if not isinstance(kind, str):
+                return None  # no update of either version
             if kind in _V1_ONLY_UPDATES:
                 return True
             if kind in _V2_ONLY_UPDATES:

@@ -125,3 +125,34 @@ def test_either_direction_garbage_never_raises(items: list[tuple[str, Any]]) -> 
     passive.snapshot()
     live.snapshot()
     live.data_to_send()
+
+
+V1_HANDSHAKE = [
+    {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}},
+    {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1}},
+    {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}},
+    {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s"}},
+]
+update_fields = st.dictionaries(keys, json_values, max_size=5)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from([[], V1_HANDSHAKE, V1_HANDSHAKE[:2]]),
+    st.lists(st.tuples(json_values, update_fields), min_size=1, max_size=6),
+)
+def test_updates_of_any_shape_never_raise_in_detection_or_the_v1_adapter(
+    head: list[dict[str, Any]], updates: list[tuple[Any, dict[str, Any]]]
+) -> None:
+    """``sessionUpdate`` may be any JSON value (an object or array crashed the v1 path)."""
+    import json
+
+    lines = [json.dumps(m) for m in head]
+    for kind, fields in updates:
+        update = {**fields, "sessionUpdate": kind}
+        params = {"sessionId": "s", "update": update}
+        lines.append(json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": params}))
+    for agent_only in (False, True):
+        kept = [x for x in lines if not agent_only or '"initialize"' not in x]
+        snapshot = replay_log(("\n".join(kept) + "\n").encode()).snapshot()
+        assert snapshot["format"] == "acp-client/snapshot@1"

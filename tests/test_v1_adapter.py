@@ -1480,6 +1480,20 @@ def perm_params(out: Out) -> list[Msg]:
     return [m["params"] for d, m in out if m.get("method") == "session/request_permission"]
 
 
+def test_permission_title_falls_back_past_a_title_a_tool_call_cleared() -> None:
+    # 7: the stored title, else "Permission requested"; a full `tool_call` with `title: null`
+    # (6.3) cleared the stored one, and an update's null (v1: not updated) keeps it.
+    stream = [
+        inc(up({"sessionUpdate": "tool_call", "toolCallId": "a", "title": "Old"})),
+        inc(up({"sessionUpdate": "tool_call", "toolCallId": "a", "title": None})),
+        perm(1, {"toolCallId": "a"}),
+        inc(up({"sessionUpdate": "tool_call", "toolCallId": "b", "title": "Kept"})),
+        inc(up({"sessionUpdate": "tool_call_update", "toolCallId": "b", "title": None})),
+        perm(2, {"toolCallId": "b"}),
+    ]
+    assert [p["title"] for p in perm_params(run(stream))] == ["Permission requested", "Kept"]
+
+
 def test_permission_title_fallback() -> None:
     stream = [
         perm(1, {"toolCallId": "a", "title": "Allow edit?", "status": None}),
@@ -2403,3 +2417,57 @@ def test_a_permission_request_after_a_v1_close_starts_no_work() -> None:
     )
     (session,) = replay_log(log).snapshot()["sessions"]
     assert session["state"]["state"] == "idle" and session["closed"] is True
+
+
+def _terminal_then_load(*after_load: Msg) -> bytes:
+    run_tool = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "t",
+        "title": "Run",
+        "content": [{"type": "terminal", "terminalId": "T1"}],
+    }
+    return _v1_log(
+        req(1, "session/new", {"cwd": "/w", "mcpServers": []}),
+        res(1, {"sessionId": S1}),
+        req(2, "session/prompt", {"sessionId": S1, "prompt": [TEXT]}),
+        req(10, "terminal/create", {"sessionId": S1, "command": "ls", "cwd": "/w"}),
+        res(10, {"terminalId": "T1"}),
+        up(run_tool),
+        req(11, "terminal/output", {"sessionId": S1, "terminalId": "T1"}),
+        res(11, {"output": "x", "truncated": False, "exitStatus": {"exitCode": 0}}),
+        res(2, {"stopReason": "end_turn"}),
+        req(3, "session/load", {"sessionId": S1, "cwd": "/w", "mcpServers": []}),
+        up({"sessionUpdate": "user_message_chunk", "content": TEXT}),
+        *after_load,
+        up(run_tool),
+        res(3, None),
+    )
+
+
+@pytest.mark.parametrize(
+    "after_load",
+    [
+        [],  # the replayed tool call names the terminal again
+        [  # new traffic for it first: all that is known, not only the new output
+            req(12, "terminal/output", {"sessionId": S1, "terminalId": "T1"}),
+            res(12, {"output": "x", "truncated": False, "exitStatus": {"exitCode": 0}}),
+        ],
+    ],
+)
+def test_a_terminal_a_load_replayed_keeps_the_data_its_traffic_gave(after_load: list[Msg]) -> None:
+    # 3.4: never a v2 terminal with no data; the replay reset it on the v2 side, but the
+    # adapter still knows what `terminal/create` and `terminal/output` said (section 8).
+    snap = replay_log(_terminal_then_load(*after_load)).snapshot()
+    (session,) = snap["sessions"]
+    (terminal,) = session["terminals"]
+    assert terminal == {
+        "terminalId": "T1",
+        "command": "ls",
+        "cwd": "/w",
+        "output": base64.b64encode(b"x").decode(),
+        "exitStatus": {"exitCode": 0, "signal": None},
+        "truncatedBytes": 0,
+    }
+    (tool,) = [e for e in session["timeline"] if e["entry"] == "toolCall"]
+    assert tool["content"] == [{"type": "terminal", "terminalId": "T1"}]
+    assert snap["diagnostics"] == []
