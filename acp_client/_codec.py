@@ -428,6 +428,8 @@ def _is_compound(tp: Any) -> bool:
 def _leaf(value: Any, tp: Any, path: str) -> Any:
     try:
         result = msgspec.convert(value, tp, strict=True)
+    except UnicodeEncodeError:  # msgspec cannot even quote a lone surrogate in its message
+        raise _Invalid(path, "Invalid value: a string with an unpaired surrogate") from None
     except msgspec.ValidationError as exc:
         # A request id keeps its spelling rule (1.2: no fraction or exponent part), as the
         # envelope's `id` does; every other integer takes a whole-number float.

@@ -16,6 +16,7 @@ from msgspec import UNSET
 from . import _schema as s
 from ._codec import convert, to_builtins
 from ._entities import CompactionState, MessageState, TerminalState, TimelineEntry, ToolCallState
+from ._errors import RemoteProtocolError
 from ._prompts import PermissionState, PromptState
 from ._session import Session
 
@@ -251,41 +252,77 @@ def _load_entry(session: Session, data: dict[str, Any]) -> TimelineEntry:
 
 
 def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> Session:
-    """Rebuild a live session from its SESSION snapshot object."""
+    """Rebuild a live session from its SESSION snapshot object.
+
+    Raises:
+        ValueError: ``data`` is not a SESSION object of ``acp-client/snapshot@1`` (a missing
+            or malformed field); the message names where, as ``timeline[3]``, say.
+    """
+    where = ["sessionId"]
+    try:
+        return _load(data, terminal_limit, where)
+    except (
+        KeyError,
+        TypeError,
+        AttributeError,
+        ValueError,
+        OverflowError,
+        UnicodeEncodeError,
+        RecursionError,
+        RemoteProtocolError,
+    ) as exc:
+        detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise ValueError(f"not a snapshot@1 SESSION object: at `{where[0]}`: {detail}") from exc
+
+
+def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) -> Session:
+    """:func:`load_session`, keeping in ``where`` the field it is reading."""
+    if not isinstance(data.get("sessionId"), str):
+        raise TypeError("expected a string")
     session = Session(
         data["sessionId"], announced=bool(data.get("announced")), terminal_limit=terminal_limit
     )
     session.protocol_version = data.get("protocolVersion")
-    for item in data.get("terminals", []):
+    for i, item in enumerate(data.get("terminals", [])):
+        where[0] = f"terminals[{i}]"
         body = {k: v for k, v in item.items() if k not in ("output", "truncatedBytes")}
         body["output"] = {"data": item.get("output", "")}
         session.apply(convert({**body, "sessionUpdate": "terminal_update"}, s.SessionUpdate))
         session._terminals[item["terminalId"]]._dropped = int(item.get("truncatedBytes", 0))
-    for item in data.get("timeline", []):
+    for i, item in enumerate(data.get("timeline", [])):
+        where[0] = f"timeline[{i}]"
         _load_entry(session, item)
-    for item in data.get("plans", []):
+    for i, item in enumerate(data.get("plans", [])):
+        where[0] = f"plans[{i}]"
         session.apply(
             convert({"sessionUpdate": "plan_update", "plan": item["plan"]}, s.SessionUpdate)
         )
+    where[0] = "availableCommands"
     if "availableCommands" in data:
         session.available_commands = convert(data["availableCommands"], list[s.AvailableCommand])
+    where[0] = "configOptions"
     if "configOptions" in data:
         session.config_options = convert(data["configOptions"], list[s.SessionConfigOption])
+    where[0] = "sessionInfo"
     if "sessionInfo" in data:
         session.apply(
             convert(
                 {**data["sessionInfo"], "sessionUpdate": "session_info_update"}, s.SessionUpdate
             )
         )
+    where[0] = "usage"
     if "usage" in data:
         session.apply(convert({**data["usage"], "sessionUpdate": "usage_update"}, s.SessionUpdate))
     # A snapshot keeps no ordinals: its notices and unknown updates are placed where the load
     # has come to (after every entity), in their order.
-    for item in data.get("notices", []):
+    for i, item in enumerate(data.get("notices", [])):
+        where[0] = f"notices[{i}]"
         session._notices.append(convert({**item, "sessionUpdate": "notice"}, s.SessionUpdate))
+    where[0] = "unknownUpdates"
     session._unknown = list(data.get("unknownUpdates", []))
     session._notice_ordinals = [session._ordinal] * len(session._notices)
     session._unknown_ordinals = [session._ordinal] * len(session._unknown)
+    where[0] = "state"
     if "state" in data:
         session.state = convert({**data["state"], "sessionUpdate": "state_update"}, s.SessionUpdate)
         background = session.state.background if session.state is not None else UNSET
@@ -294,12 +331,14 @@ def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> 
             session._background_reported = True
         if session.state is not None and session.state.state in ("running", "requires_action"):
             session._work_start = 0
+    where[0] = "completedTurns"
     session._completed = list(data.get("completedTurns", []))
     session._completed_at = [0] * len(session._completed)  # all before what comes next
     session.closed = bool(data.get("closed"))
     if session.closed:
         session.lifecycle = "closed"
-    for item in data.get("prompts", []):
+    for i, item in enumerate(data.get("prompts", [])):
+        where[0] = f"prompts[{i}]"
         prompt = PromptState(item["requestId"], session.session_id, None)
         prompt.status = item.get("status", "pending")
         prompt.echoed = bool(item.get("echoed"))
@@ -311,7 +350,8 @@ def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> 
             session.prompts_by_message.setdefault(message_id, prompt)
             if not prompt.echoed:
                 session._awaiting_echo.setdefault(message_id, []).append(prompt)
-    for item in data.get("permissionRequests", []):
+    for i, item in enumerate(data.get("permissionRequests", [])):
+        where[0] = f"permissionRequests[{i}]"
         raw = {k: v for k, v in item.items() if k in ("title", "description", "options")}
         raw["sessionId"] = session.session_id
         try:
@@ -326,7 +366,10 @@ def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> 
         session.add_permission(perm)
     if data.get("unretained"):
         scratch = Session(session.session_id)
-        session._unretained = [_load_entry(scratch, item) for item in data["unretained"]]
+        for i, item in enumerate(data["unretained"]):
+            where[0] = f"unretained[{i}]"
+            session._unretained.append(_load_entry(scratch, item))
+    where[0] = "$"
     session._settle_turn_start()
     session.side_events.clear()  # rebuilding the state is no news
     if session.state is None:

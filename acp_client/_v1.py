@@ -538,8 +538,9 @@ class V1Adapter:
             self._track_tool(session, tool, full=True)
             return tool
         if kind == "tool_call_update":
-            if update.get("toolCallId") not in session.titles:
-                session.open = None
+            tool_id = update.get("toolCallId")
+            if isinstance(tool_id, str) and tool_id not in session.titles:
+                session.open = None  # an unseen tool call (v2 rejects one without a string id)
             tool = tr.strip_nulls(update, known, report)
             self._track_tool(session, tool, full=False)
             return tool

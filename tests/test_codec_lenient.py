@@ -151,6 +151,7 @@ PLAIN_D = [
     (chunk(link(size=-1)), ("content", "size"), f"{U}.content.size"),
     (chunk(link(size=1.5)), ("content", "size"), f"{U}.content.size"),
     (chunk(link(size=2**64)), ("content", "size"), f"{U}.content.size"),  # over uint64
+    (chunk(link(size="\ud800")), ("content", "size"), f"{U}.content.size"),
     (chunk(link(size=1.8446744073709552e19)), ("content", "size"), f"{U}.content.size"),
     (chunk(link(size="7")), ("content", "size"), f"{U}.content.size"),
     (
@@ -1147,6 +1148,7 @@ STRICT = [
     ({"sessionUpdate": "usage_update", "used": "1", "size": 2}, f"{U}.used"),
     ({"sessionUpdate": "usage_update", "used": 2**64, "size": 2**64}, f"{U}.used"),
     ({"sessionUpdate": "usage_update", "used": 1, "size": 2**70}, f"{U}.size"),
+    ({"sessionUpdate": "usage_update", "used": "\ud800", "size": 2}, f"{U}.used"),  # lone surrogate
     ({"sessionUpdate": "notice", "severity": 1, "title": "t"}, f"{U}.severity"),
     ({"sessionUpdate": "compaction_update", "compactionId": "c", "status": None}, f"{U}.status"),
     (

@@ -695,3 +695,10 @@ def test_a_multi_line_message_keeps_its_lines_behind_a_gutter() -> None:
     narrow_view = _rendered(snapshot_renderable({"sessions": [session]}), 60)
     fake = [row.strip() for row in narrow_view.split("\n") if "FAKE" in row]
     assert fake and all(row.startswith("│") for row in fake), narrow_view
+
+
+@pytest.mark.parametrize("snapshot", [1.0, "x", [], None])
+def test_a_snapshot_that_is_no_object_is_said_not_raised(snapshot: Any) -> None:
+    console = Console(file=io.StringIO(), width=80)
+    render_snapshot(snapshot, console)
+    assert "not a JSON object" in console.file.getvalue()  # type: ignore[attr-defined]

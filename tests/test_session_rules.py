@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any
 
 import pytest
@@ -1850,3 +1851,26 @@ def test_r60_an_error_idle_with_a_null_error_object_drops_the_key() -> None:
     session = Session("s")
     apply(session, idle("error", error=None))
     assert session.snapshot()["state"] == {"state": "idle", "stopReason": "error"}
+
+
+@pytest.mark.parametrize(
+    ("data", "where"),
+    [
+        ({}, "sessionId"),
+        (5, "sessionId"),
+        ({"sessionId": "s", "timeline": [[]]}, "timeline[0]"),
+        ({"sessionId": "s", "timeline": [{"entry": "message"}]}, "timeline[0]"),
+        ({"sessionId": "s", "plans": [{}]}, "plans[0]"),
+        (
+            {"sessionId": "s", "terminals": [{"terminalId": "t", "truncatedBytes": 1e400}]},
+            "terminals[0]",
+        ),
+        ({"sessionId": "s", "usage": {"used": "\ud800", "size": 1}}, "usage"),
+        ({"sessionId": "s", "permissionRequests": [{"requestId": {}}]}, "permissionRequests[0]"),
+    ],
+)
+def test_load_session_refuses_what_is_no_snapshot_naming_the_field(data: Any, where: str) -> None:
+    with pytest.raises(
+        ValueError, match=f"not a snapshot@1 SESSION object: at `{re.escape(where)}`"
+    ):
+        load_session(data)

@@ -2471,3 +2471,10 @@ def test_a_terminal_a_load_replayed_keeps_the_data_its_traffic_gave(after_load: 
     (tool,) = [e for e in session["timeline"] if e["entry"] == "toolCall"]
     assert tool["content"] == [{"type": "terminal", "terminalId": "T1"}]
     assert snap["diagnostics"] == []
+
+
+@pytest.mark.parametrize("bad", [{}, [], 5, None])
+def test_a_tool_call_update_with_a_tool_call_id_of_another_type_is_left_to_v2(bad: Any) -> None:
+    log = _v1_log(up({"sessionUpdate": "tool_call_update", "toolCallId": bad, "status": "failed"}))
+    snap = replay_log(log).snapshot()
+    assert [d["code"] for d in snap["diagnostics"]] == ["update-rejected"]

@@ -851,6 +851,8 @@ class _Renderer:
     ) -> list[RenderableType]:
         """The whole snapshot: every session, the failed requests, the diagnostics summary."""
         out: list[RenderableType] = []
+        if not isinstance(snapshot, Mapping):
+            return [_line(("unexpected snapshot: not a JSON object", "bold red"))]  # type: ignore[unreachable]  # untyped callers
         fmt = snapshot.get("format")
         if fmt != SNAPSHOT_FORMAT:
             out.append(_line((f"unexpected snapshot format {_s(fmt)!r}", "bold red")))
