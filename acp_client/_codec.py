@@ -24,6 +24,7 @@ Errors are :class:`RemoteProtocolError` with the JSON path and the JSON-RPC code
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -165,6 +166,14 @@ def _is_struct(tp: object) -> bool:
     return isinstance(tp, type) and issubclass(tp, msgspec.Struct)
 
 
+@functools.cache
+def _union_parts(tp: Any) -> tuple[bool, tuple[Any, ...], bool]:
+    """A union type's: whether it holds ``None``, its other members, whether all are Structs."""
+    args = get_args(tp)
+    rest = tuple(a for a in args if a is not type(None) and a is not UnsetType)
+    return type(None) in args, rest, all(_is_struct(a) for a in rest)
+
+
 class _Converter:
     """Converts parsed JSON to Structs, leniently where the schema says so."""
 
@@ -206,15 +215,14 @@ class _Converter:
                         )
             return result
         if origin is Union or origin is types.UnionType:
-            args = get_args(tp)
-            if value is None and type(None) in args:
+            nullable, rest, structs = _union_parts(tp)
+            if value is None and nullable:
                 return None
-            rest = [a for a in args if a is not type(None) and a is not UnsetType]
             if len(rest) == 1:
                 return self.convert(value, rest[0], path, skip_items)
-            if all(_is_struct(a) for a in rest):
-                return self.tagged(value, rest, path)
-            return _leaf(value, Union[tuple(rest)], path)  # noqa: UP007
+            if structs:
+                return self.tagged(value, list(rest), path)
+            return _leaf(value, Union[rest], path)  # noqa: UP007
         if origin is list:
             if not isinstance(value, list):
                 raise _Invalid(path, f"expected an array, got {describe_json(value)}")
