@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from . import _schema as s
+
 __all__ = ["PermissionState", "PromptState", "PromptStatus", "PermissionStatus"]
 
 PromptStatus = Literal["pending", "accepted", "rejected"]
@@ -94,7 +96,11 @@ class PermissionState:
     __slots__ = ("outcome", "request", "request_id", "session_id", "status", "tool_call_id")
 
     def __init__(
-        self, request_id: int | str, session_id: str, request: Any, tool_call_id: str | None
+        self,
+        request_id: int | str,
+        session_id: str,
+        request: s.RequestPermissionRequest | dict[str, Any],
+        tool_call_id: str | None,
     ) -> None:
         self.request_id = request_id
         self.session_id = session_id

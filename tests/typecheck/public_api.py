@@ -32,6 +32,10 @@ def views(session: Session) -> None:
     assert_type(session.unretained, ListView[TimelineEntry])
     assert_type(session.completed_turns, ListView[str | None])
     assert_type(session.permission_requests, ListView[PermissionState])
+    for perm in session.permission_requests:
+        assert_type(perm.request, s.RequestPermissionRequest | dict[str, Any])
+        if isinstance(perm.request, s.RequestPermissionRequest):
+            assert_type(perm.request.options, list[s.PermissionOption])
     assert_type(session.notices, ListView[s.Notice])
     assert_type(session.unknown_updates, ListView[dict[str, Any]])
     message = session.message("agent", "m1")
