@@ -364,11 +364,10 @@ def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) ->
         perm.status = item.get("status", "pending")
         perm.outcome = item.get("outcome")
         session.add_permission(perm)
-    if data.get("unretained"):
-        scratch = Session(session.session_id)
-        for i, item in enumerate(data["unretained"]):
-            where[0] = f"unretained[{i}]"
-            session._unretained.append(_load_entry(scratch, item))
+    for i, item in enumerate(data.get("unretained") or []):
+        where[0] = f"unretained[{i}]"
+        # each on its own: two replays can leave two entries of one id here
+        session._unretained.append(_load_entry(Session(session.session_id), item))
     where[0] = "$"
     session._settle_turn_start()
     session.side_events.clear()  # rebuilding the state is no news

@@ -42,6 +42,7 @@ from ._codec import encode
 from ._connection import Connection
 from ._errors import ACPError, LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong, head_text
+from ._lenient_json import decode_leniently
 from ._prompts import PermissionState, PromptState
 from ._recorder import Recorder, RecordingError
 from ._v1 import V1Adapter
@@ -207,6 +208,21 @@ async def _read_line(stream: trio.lowlevel.FdStream) -> str:
 
 #: v2 methods v1 names differently (same params).
 _V1_METHODS = {"auth/login": "authenticate", "auth/logout": "logout"}
+
+
+def _json(line: bytes) -> Any:
+    """One line's JSON value, also where msgspec refuses valid JSON (as replay reads it).
+
+    That is a lone surrogate escape or a number beyond a double: the lenient reader's.
+
+    Raises:
+        ValueError: not JSON (msgspec's ``DecodeError`` is one).
+        RecursionError: nested too deep.
+    """
+    try:
+        return _PLAIN.decode(line)
+    except msgspec.DecodeError:
+        return decode_leniently(line)
 
 
 def _to_v1(message: dict[str, Any]) -> dict[str, Any]:
@@ -444,8 +460,8 @@ class AgentConnection:
             events = conn.receive_line(line)
         else:
             try:
-                obj = _PLAIN.decode(line)
-            except (msgspec.DecodeError, RecursionError):
+                obj = _json(line)
+            except (ValueError, RecursionError):  # not JSON: the connection says so
                 events = conn.receive_line(line)
             else:
                 for item in obj if isinstance(obj, list) else [obj]:
@@ -469,8 +485,8 @@ class AgentConnection:
 
     def _maybe_switch_to_v1(self, line: bytes) -> None:
         try:
-            obj = _PLAIN.decode(line)
-        except (msgspec.DecodeError, RecursionError):
+            obj = _json(line)
+        except (ValueError, RecursionError):
             return
         if not isinstance(obj, dict) or obj.get("id") != self._initialize_id:
             return
@@ -627,13 +643,24 @@ class AgentConnection:
         for line in data.splitlines():
             if not line:
                 continue
-            message = _to_v1(_PLAIN.decode(line))
-            await self._send_locked(encode(message) + b"\n")
+            # The connection's own encoding (lone surrogates escaped: the lenient reader);
+            # a batch of answers stays one line.
+            message = _json(line)
+            items = [
+                _to_v1(item) if isinstance(item, dict) else item
+                for item in (message if isinstance(message, list) else [message])
+            ]
+            await self._send_locked(
+                encode(items if isinstance(message, list) else items[0]) + b"\n"
+            )
             events: list[ev.Event] = []
-            for direction, out in adapter.feed("outgoing", message):
-                if responses and direction == "outgoing":
+            for item in items:
+                if not isinstance(item, dict):
                     continue
-                events.extend(self.connection.receive_message(out, direction))  # type: ignore[arg-type]
+                for direction, out in adapter.feed("outgoing", item):
+                    if responses and direction == "outgoing":
+                        continue
+                    events.extend(self.connection.receive_message(out, direction))  # type: ignore[arg-type]
             self._dispatch(events)
 
     async def _transmit(self, data: bytes, *, responses: bool = False) -> None:
@@ -809,8 +836,16 @@ class AgentConnection:
         )
 
     async def wait_idle(self, session_id: str) -> None:
-        """Wait until the session's state is ``idle``."""
-        session = self.connection.session(session_id)
+        """Wait until the session's state is ``idle``.
+
+        Raises:
+            LocalProtocolError: no such session.
+            AgentExited: the agent went away first.
+        """
+        try:
+            session = self.connection.session(session_id)
+        except KeyError:
+            raise LocalProtocolError(f"no session {session_id!r}") from None
         while session.state_name not in ("idle", None):
             await self._wait_change(session_id, "before the session was idle")
 

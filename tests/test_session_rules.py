@@ -1874,3 +1874,18 @@ def test_load_session_refuses_what_is_no_snapshot_naming_the_field(data: Any, wh
         ValueError, match=f"not a snapshot@1 SESSION object: at `{re.escape(where)}`"
     ):
         load_session(data)
+
+
+def test_two_unretained_entries_of_one_id_load_back_as_two() -> None:
+    """An entry a replay dropped, reported again, and dropped by a later replay (12.3)."""
+    log = Log()
+    resume = {"cwd": "/w", "mcpServers": [], "sessionId": SID, "replayFrom": {"type": "start"}}
+    log.upd(chunk("agent", "a", "first"))
+    log.client({"jsonrpc": "2.0", "id": 1, "method": "session/resume", "params": resume})
+    log.agent({"jsonrpc": "2.0", "id": 1, "result": {}})
+    log.upd(chunk("agent", "a", "second"))
+    log.client({"jsonrpc": "2.0", "id": 2, "method": "session/resume", "params": resume})
+    log.agent({"jsonrpc": "2.0", "id": 2, "result": {}})
+    session = log.session()
+    assert [e["content"][0]["text"] for e in session["unretained"]] == ["first", "second"]
+    assert load_session(session).snapshot() == session

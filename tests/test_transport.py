@@ -951,3 +951,76 @@ def test_events_after_the_agent_left_end_at_once_and_a_closed_subscriber_is_drop
 
     (subscribers, late), _ = drive(ScriptedAgent({"session/prompt": prompt}), body, close_after=3)
     assert (subscribers, late) == (0, [])
+
+
+class _V1Agent(ScriptedAgent):
+    """A v1 agent whose output passes through ``mutate`` (valid JSON msgspec refuses).
+
+    ``SURR`` in anything it writes becomes a lone surrogate escape on the wire.
+    """
+
+    def __init__(self, mutate: Callable[[bytes], bytes], session_id: str = "s") -> None:
+        def init(m: dict[str, Any], out: FakeAgent) -> None:
+            out.result(m["id"], {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []})
+
+        def new(m: dict[str, Any], out: FakeAgent) -> None:
+            out.result(m["id"], {"sessionId": session_id})
+
+        def prompt(m: dict[str, Any], out: FakeAgent) -> None:
+            text = {"type": "text", "text": "ok"}
+            update = {"sessionUpdate": "agent_message_chunk", "content": text}
+            params = {"sessionId": session_id, "update": update}
+            out.send("incoming", {"jsonrpc": "2.0", "method": "session/update", "params": params})
+            out.send("incoming", {"jsonrpc": "2.0", "id": "SURR", "method": "x/SURR"})
+            out.send("incoming", {"jsonrpc": "2.0", "id": 9, "result": 1})  # an orphan
+            out.result(m["id"], {"stopReason": "end_turn"})
+
+        super().__init__({"initialize": init, "session/new": new, "session/prompt": prompt})
+        self._mutate = mutate
+
+    def receive_data(self, data: bytes) -> bytes:
+        return self._mutate(super().receive_data(data)).replace(b"SURR", b"\\ud800")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "session_id"),
+    [
+        (lambda b: b.replace(b'"end_turn"', b'"end_turn","_meta":{"n":1e400}'), "s"),
+        (lambda b: b.replace(b'"authMethods":[]', b'"authMethods":[],"_meta":{"n":1e400}'), "s"),
+        (lambda b: b.replace(b'"text":"ok"', b'"text":"okSURR"'), "s"),
+        (lambda b: b.replace(b'"result":1}', b'"result":1}\n[[1]]'), "s"),
+        (lambda b: b, "sSURR"),
+    ],
+    ids=["bignum-result", "bignum-init", "surrogate-text", "nested-batch", "surrogate-session"],
+)
+def test_a_v1_agent_writing_json_msgspec_refuses_is_adapted_like_its_replay(
+    mutate: Callable[[bytes], bytes], session_id: str
+) -> None:
+    record = io.BytesIO()
+
+    async def body(client: AgentConnection) -> tuple[Any, Any]:
+        sid = await setup(client)
+        handle = await client.prompt(sid, "go")
+        with trio.fail_after(30):
+            reason = await handle.wait_done()
+        await trio.testing.wait_all_tasks_blocked()  # the -32601 answer to `x/...` is written
+        return reason, client.connection.snapshot()
+
+    (reason, snap), client = drive(
+        _V1Agent(mutate, session_id), body, mock_clock=True, recorder=Recorder(record)
+    )
+    assert reason == "end_turn" and client.protocol_version == 1
+    (session,) = snap["sessions"]
+    assert session["sessionId"] == session_id.replace("SURR", "\ud800")
+    agent = [e for e in session["timeline"] if e.get("role") == "agent"]
+    assert len(agent) == 1 and agent[0]["content"][0]["text"].startswith("ok")
+    assert replay_log(record.getvalue()).snapshot()["sessions"] == snap["sessions"]
+
+
+def test_wait_idle_for_a_session_never_seen_is_a_local_protocol_error() -> None:
+    async def body(client: AgentConnection) -> None:
+        await setup(client)
+        with pytest.raises(LocalProtocolError, match="no session 'nope'"):
+            await client.wait_idle("nope")
+
+    drive(ScriptedAgent(), body)

@@ -17,6 +17,7 @@ import msgspec
 
 from .._connection import Connection
 from .._events import Event
+from .._lenient_json import decode_leniently
 from ._fake_agent import FakeAgent
 
 __all__ = ["Handler", "Loopback", "ScriptedAgent"]
@@ -148,7 +149,10 @@ class ScriptedAgent:
         for line in lines:
             if not line.strip():
                 continue
-            message = _DEC.decode(line)
+            try:
+                message = _DEC.decode(line)
+            except msgspec.DecodeError:  # a lone surrogate escape, say: valid JSON all the same
+                message = decode_leniently(line)
             for item in message if isinstance(message, list) else [message]:
                 self._react(item, out)
         return out.to_bytes("incoming")
