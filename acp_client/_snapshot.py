@@ -283,15 +283,18 @@ def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) ->
         data["sessionId"], announced=bool(data.get("announced")), terminal_limit=terminal_limit
     )
     session.protocol_version = data.get("protocolVersion")
+    where[0] = "terminals"
     for i, item in enumerate(data.get("terminals", [])):
         where[0] = f"terminals[{i}]"
         body = {k: v for k, v in item.items() if k not in ("output", "truncatedBytes")}
         body["output"] = {"data": item.get("output", "")}
         session.apply(convert({**body, "sessionUpdate": "terminal_update"}, s.SessionUpdate))
         session._terminals[item["terminalId"]]._dropped = int(item.get("truncatedBytes", 0))
+    where[0] = "timeline"
     for i, item in enumerate(data.get("timeline", [])):
         where[0] = f"timeline[{i}]"
         _load_entry(session, item)
+    where[0] = "plans"
     for i, item in enumerate(data.get("plans", [])):
         where[0] = f"plans[{i}]"
         session.apply(
@@ -315,6 +318,7 @@ def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) ->
         session.apply(convert({**data["usage"], "sessionUpdate": "usage_update"}, s.SessionUpdate))
     # A snapshot keeps no ordinals: its notices and unknown updates are placed where the load
     # has come to (after every entity), in their order.
+    where[0] = "notices"
     for i, item in enumerate(data.get("notices", [])):
         where[0] = f"notices[{i}]"
         session._notices.append(convert({**item, "sessionUpdate": "notice"}, s.SessionUpdate))
@@ -337,6 +341,7 @@ def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) ->
     session.closed = bool(data.get("closed"))
     if session.closed:
         session.lifecycle = "closed"
+    where[0] = "prompts"
     for i, item in enumerate(data.get("prompts", [])):
         where[0] = f"prompts[{i}]"
         prompt = PromptState(item["requestId"], session.session_id, None)
@@ -350,6 +355,7 @@ def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) ->
             session.prompts_by_message.setdefault(message_id, prompt)
             if not prompt.echoed:
                 session._awaiting_echo.setdefault(message_id, []).append(prompt)
+    where[0] = "permissionRequests"
     for i, item in enumerate(data.get("permissionRequests", [])):
         where[0] = f"permissionRequests[{i}]"
         raw = {k: v for k, v in item.items() if k in ("title", "description", "options")}
@@ -364,6 +370,7 @@ def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) ->
         perm.status = item.get("status", "pending")
         perm.outcome = item.get("outcome")
         session.add_permission(perm)
+    where[0] = "unretained"
     for i, item in enumerate(data.get("unretained") or []):
         where[0] = f"unretained[{i}]"
         # each on its own: two replays can leave two entries of one id here

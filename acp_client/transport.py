@@ -713,8 +713,10 @@ class AgentConnection:
         if self._closed.is_set():
             raise self._gone(f"before {method} was sent")
         waiter = self._waiting[rid] = trio.Event()
+        written = False
         try:
             await self._transmit(data)
+            written = True
             if self._closed.is_set():
                 waiter.set()
             if self._timeout is None:
@@ -726,8 +728,8 @@ class AgentConnection:
                     raise RequestTimeout(f"no response to {method} within {self._timeout} s")
         finally:
             self._waiting.pop(rid, None)
-            if not waiter.is_set():
-                self._withdraw(rid)
+            if written and not waiter.is_set():
+                self._withdraw(rid)  # never one the agent did not get
         response = self._responses.pop(rid, None)
         if response is None:
             raise self._gone(f"before answering {method}")

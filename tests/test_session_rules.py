@@ -1861,6 +1861,8 @@ def test_r60_an_error_idle_with_a_null_error_object_drops_the_key() -> None:
         ({"sessionId": "s", "timeline": [[]]}, "timeline[0]"),
         ({"sessionId": "s", "timeline": [{"entry": "message"}]}, "timeline[0]"),
         ({"sessionId": "s", "plans": [{}]}, "plans[0]"),
+        ({"sessionId": "s", "timeline": 5}, "timeline"),
+        ({"sessionId": "s", "prompts": 3}, "prompts"),
         (
             {"sessionId": "s", "terminals": [{"terminalId": "t", "truncatedBytes": 1e400}]},
             "terminals[0]",

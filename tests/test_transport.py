@@ -1024,3 +1024,17 @@ def test_wait_idle_for_a_session_never_seen_is_a_local_protocol_error() -> None:
             await client.wait_idle("nope")
 
     drive(ScriptedAgent(), body)
+
+
+def test_a_request_cancelled_before_it_was_written_is_not_withdrawn() -> None:
+    agent = ScriptedAgent()
+
+    async def body(client: AgentConnection) -> None:
+        sid = await setup(client)
+        with trio.move_on_after(0):  # cancelled at the write lock: nothing went out
+            await client.prompt(sid, "go")
+        await trio.testing.wait_all_tasks_blocked()
+
+    drive(agent, body, mock_clock=True)
+    methods = [m.get("method") for m in agent.received]
+    assert "$/cancel_request" not in methods and "session/prompt" not in methods
