@@ -13,7 +13,9 @@ import json
 import re
 from typing import Any
 
-__all__ = ["DECODER", "decode_leniently", "raw_decode", "skip_whitespace"]
+import msgspec
+
+__all__ = ["DECODER", "decode_leniently", "loads", "raw_decode", "skip_whitespace"]
 
 _WS = re.compile(r"[ \t\n\r]*")
 
@@ -67,3 +69,18 @@ def decode_leniently(raw: bytes | str) -> Any:
     if skip_whitespace(text, end) != len(text):
         raise ValueError("extra data after the value")
     return value
+
+
+_PLAIN = msgspec.json.Decoder()
+
+
+def loads(raw: bytes | str) -> Any:
+    """One JSON value: msgspec's fast decode, else :func:`decode_leniently`'s.
+
+    Raises ``ValueError`` (msgspec's ``DecodeError`` is one) for what is not JSON, and
+    ``RecursionError`` for a value nested too deep.
+    """
+    try:
+        return _PLAIN.decode(raw)
+    except msgspec.DecodeError:
+        return decode_leniently(raw)

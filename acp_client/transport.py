@@ -42,7 +42,7 @@ from ._codec import encode
 from ._connection import Connection
 from ._errors import ACPError, LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong, head_text
-from ._lenient_json import decode_leniently
+from ._lenient_json import loads as _json
 from ._prompts import PermissionState, PromptState
 from ._recorder import Recorder, RecordingError
 from ._v1 import V1Adapter
@@ -208,21 +208,6 @@ async def _read_line(stream: trio.lowlevel.FdStream) -> str:
 
 #: v2 methods v1 names differently (same params).
 _V1_METHODS = {"auth/login": "authenticate", "auth/logout": "logout"}
-
-
-def _json(line: bytes) -> Any:
-    """One line's JSON value, also where msgspec refuses valid JSON (as replay reads it).
-
-    That is a lone surrogate escape or a number beyond a double: the lenient reader's.
-
-    Raises:
-        ValueError: not JSON (msgspec's ``DecodeError`` is one).
-        RecursionError: nested too deep.
-    """
-    try:
-        return _PLAIN.decode(line)
-    except msgspec.DecodeError:
-        return decode_leniently(line)
 
 
 def _to_v1(message: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import msgspec
 
 from .._connection import Connection
 from .._events import Event
-from .._lenient_json import decode_leniently
+from .._lenient_json import loads
 from ._fake_agent import FakeAgent
 
 __all__ = ["Handler", "Loopback", "ScriptedAgent"]
@@ -27,7 +27,6 @@ Handler = Callable[[Message, FakeAgent], None]
 """Reacts to one client message by appending the agent's answer to a ``FakeAgent``."""
 
 _ENC = msgspec.json.Encoder()
-_DEC = msgspec.json.Decoder()
 
 
 class Loopback:
@@ -149,10 +148,7 @@ class ScriptedAgent:
         for line in lines:
             if not line.strip():
                 continue
-            try:
-                message = _DEC.decode(line)
-            except msgspec.DecodeError:  # a lone surrogate escape, say: valid JSON all the same
-                message = decode_leniently(line)
+            message = loads(line)  # also what msgspec refuses: a lone surrogate escape, say
             for item in message if isinstance(message, list) else [message]:
                 self._react(item, out)
         return out.to_bytes("incoming")
