@@ -190,6 +190,22 @@ def test_hostile_agent_text_never_reaches_the_terminal_raw(tmp_path: Path) -> No
     assert "[bold red]markup[/]" in rendered  # shown literally, not interpreted
 
 
+@pytest.mark.parametrize("tty", [True, False])
+def test_json_output_escapes_del_from_agent_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tty: bool
+) -> None:
+    # json.dumps escapes C0 controls but leaves DEL (0x7f) raw: --json must not pass it on.
+    agent = FakeAgent("s").agent_chunk("m", "a\x7fb\x1bc")
+    log = tmp_path / "del.jsonl"
+    log.write_text(agent.log_text("jsonrpc"))
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    assert main(["replay", "--json", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "\x7f" not in out and "\x1b" not in out
+    entry = json.loads(out)["sessions"][0]["timeline"][0]
+    assert entry["content"] == [{"type": "text", "text": "a\x7fb\x1bc"}]
+
+
 def test_main_can_be_called_in_process(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", "--json", str(LOGS / "sample.zed.json")]) == 0
     assert json.loads(capsys.readouterr().out)["sessions"][0]["sessionId"] == "sess-1"

@@ -197,8 +197,8 @@ def dump_json(value: object, *, indent: int | None = None) -> str:
     """JSON for standard output.
 
     UTF-8 when piped; on a terminal every non-ASCII character is escaped, so that bidi or
-    invisible characters from the agent never reach it raw (JSON escapes control characters
-    anyway).
+    invisible characters from the agent never reach it raw. Control characters are always
+    escaped (json does it for C0; DEL is escaped here).
     """
     import json
     import re
@@ -212,7 +212,9 @@ def dump_json(value: object, *, indent: int | None = None) -> str:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from a lenient read: write its escape
         text = re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
-    return text
+    # DEL is the one control character json leaves raw (it is ASCII); outside strings JSON
+    # has none, so its escape is the same JSON text.
+    return text.replace("\x7f", "\\u007f")
 
 
 def _finite(value: object) -> object:
