@@ -39,7 +39,7 @@ import trio
 from . import _events as ev
 from . import _schema as s
 from ._codec import encode
-from ._connection import Connection
+from ._connection import Connection, SentRequest
 from ._errors import ACPError, LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong, head_text
 from ._lenient_json import loads as _json
@@ -648,22 +648,10 @@ class AgentConnection:
                     events.extend(self.connection.receive_message(out, direction))  # type: ignore[arg-type]
             self._dispatch(events)
 
-    async def _transmit(self, data: bytes, *, responses: bool = False) -> None:
-        async with self._write_lock:
-            # Answers owed before ``data`` was built go out before it; what building it
-            # produced (a close's permission answers, say) follows it, from the flush.
-            owed = b"".join(self._owed)
-            self._owed.clear()
-            if owed:
-                await self._transmit_locked(owed, responses=True)
-            await self._transmit_locked(data, responses=responses)
-        await self._flush()
-
-    def _owe_earlier(self) -> None:
-        """Before building a message: what the connection owes already goes out first."""
-        earlier = self.connection.data_to_send()
-        if earlier:
-            self._owed.append(earlier)
+    async def _write_owed_locked(self) -> None:
+        """Write what is owed already (the caller holds the write lock, about to build)."""
+        while data := self._take_owed():
+            await self._transmit_locked(data, responses=True)
 
     def _take_owed(self) -> bytes:
         """What reading owes the agent, in order; forgotten here (the caller writes it)."""
@@ -688,20 +676,34 @@ class AgentConnection:
                 await self._transmit_locked(data, responses=True)
 
     async def _call(self, method: str, params: Any) -> Any:
-        if self._closed.is_set():
-            raise self._gone(f"before {method} was sent")
-        self._owe_earlier()
-        sent = self.connection.send_request(method, params)
-        return await self._await_response(method, sent.request_id, sent.data)
+        _, result = await self._send_request(
+            method, lambda: self.connection.send_request(method, params)
+        )
+        return result
 
-    async def _await_response(self, method: str, rid: int | str, data: bytes) -> Any:
+    async def _send_request(
+        self, method: str, build: Callable[[], SentRequest]
+    ) -> tuple[SentRequest, Any]:
+        """Build a request with ``build``, write it and wait for its result.
+
+        The request is built under the write lock, right before it is written: a call
+        cancelled while it waits for the lock has sent nothing, and the connection's state
+        (a pending prompt, a session) and the recording agree. What was owed before goes
+        out first; what building it owes (a close's permission answers) follows it.
+        """
         if self._closed.is_set():
             raise self._gone(f"before {method} was sent")
-        waiter = self._waiting[rid] = trio.Event()
+        waiter = trio.Event()
+        sent: SentRequest | None = None
         written = False
         try:
-            await self._transmit(data)
+            async with self._write_lock:
+                await self._write_owed_locked()
+                sent = build()
+                self._waiting[sent.request_id] = waiter
+                await self._transmit_locked(sent.data, responses=False)
             written = True
+            await self._flush()
             if self._closed.is_set():
                 waiter.set()
             if self._timeout is None:
@@ -712,15 +714,16 @@ class AgentConnection:
                 if scope.cancelled_caught:
                     raise RequestTimeout(f"no response to {method} within {self._timeout} s")
         finally:
-            self._waiting.pop(rid, None)
-            if written and not waiter.is_set():
-                self._withdraw(rid)  # never one the agent did not get
-        response = self._responses.pop(rid, None)
+            if sent is not None:
+                self._waiting.pop(sent.request_id, None)
+                if written and not waiter.is_set():
+                    self._withdraw(sent.request_id)  # never one the agent did not get
+        response = self._responses.pop(sent.request_id, None)
         if response is None:
             raise self._gone(f"before answering {method}")
         if response.error is not None:
             raise RequestFailed(method, response.error)
-        return response.result
+        return sent, response.result
 
     def _withdraw(self, rid: int | str) -> None:
         """Nobody waits for ``rid`` any more (cancelled, timed out): ``$/cancel_request`` it.
@@ -750,15 +753,19 @@ class AgentConnection:
 
         Returns the decoded result (an ``InitializeResponse``).
         """
-        if self._closed.is_set():
-            raise self._gone("before initialize was sent")
-        self._owe_earlier()
-        sent = self.connection.send_initialize(
-            name=name, version=version, protocol_version=protocol_version, capabilities=capabilities
-        )
-        self._initialize_id = sent.request_id
-        self._initialize_params = _PLAIN.decode(sent.data)["params"]
-        result = await self._await_response("initialize", sent.request_id, sent.data)
+
+        def build() -> SentRequest:
+            sent = self.connection.send_initialize(
+                name=name,
+                version=version,
+                protocol_version=protocol_version,
+                capabilities=capabilities,
+            )
+            self._initialize_id = sent.request_id
+            self._initialize_params = _PLAIN.decode(sent.data)["params"]
+            return sent
+
+        _, result = await self._send_request("initialize", build)
         negotiated = self.connection.protocol_version
         if negotiated is None or not 1 <= negotiated <= protocol_version:
             # C2: the client checks the answer; it does not speak another version.
@@ -809,12 +816,10 @@ class AgentConnection:
             AgentExited: the agent went away before answering.
             RequestTimeout: no answer within ``request_timeout``.
         """
-        if self._closed.is_set():
-            raise self._gone("before session/prompt was sent")
         blocks = [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
-        self._owe_earlier()
-        sent = self.connection.send_prompt(session_id, blocks)
-        await self._await_response("session/prompt", sent.request_id, sent.data)
+        sent, _ = await self._send_request(
+            "session/prompt", lambda: self.connection.send_prompt(session_id, blocks)
+        )
         state = self.connection.prompt(sent.request_id)
         session = self.connection.session(session_id)
         turns = state.turns_before
@@ -838,8 +843,10 @@ class AgentConnection:
 
     async def cancel(self, session_id: str) -> None:
         """``session/cancel`` (pending permission requests are answered ``cancelled``)."""
-        self._owe_earlier()
-        await self._transmit(self.connection.send_cancel(session_id))
+        async with self._write_lock:  # built right before it is written, as requests are
+            await self._write_owed_locked()
+            await self._transmit_locked(self.connection.send_cancel(session_id), responses=False)
+        await self._flush()
 
     async def close_session(self, session_id: str) -> None:
         """``session/close``."""

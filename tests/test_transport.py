@@ -1038,3 +1038,30 @@ def test_a_request_cancelled_before_it_was_written_is_not_withdrawn() -> None:
     drive(agent, body, mock_clock=True)
     methods = [m.get("method") for m in agent.received]
     assert "$/cancel_request" not in methods and "session/prompt" not in methods
+
+
+@pytest.mark.parametrize("call", ["prompt", "close_session", "cancel", "unknown_close"])
+def test_a_call_cancelled_before_it_was_written_leaves_no_trace_in_the_state(call: str) -> None:
+    """Built under the write lock: the live state agrees with the recording (nothing sent)."""
+    record = io.BytesIO()
+    agent = ScriptedAgent()
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        with trio.move_on_after(0):  # cancelled at the write lock
+            if call == "prompt":
+                await client.prompt(sid, "go")
+            elif call == "close_session":
+                await client.close_session(sid)
+            elif call == "cancel":
+                await client.cancel(sid)
+            else:
+                await client.close_session("ghost")
+        await trio.testing.wait_all_tasks_blocked()
+        return client.connection.snapshot()
+
+    snap, _ = drive(agent, body, mock_clock=True, recorder=Recorder(record))
+    assert [m.get("method") for m in agent.received] == ["initialize", "session/new"]
+    (session,) = snap["sessions"]
+    assert session["prompts"] == [] and "closed" not in session
+    assert replay_log(record.getvalue()).snapshot()["sessions"] == snap["sessions"]
