@@ -937,6 +937,7 @@ def test_events_after_the_agent_left_end_at_once_and_a_closed_subscriber_is_drop
             pass
         kept = client.events()
         handle = await client.prompt(sid, "go")
+        assert len(client._subscribers) == 1  # the closed one was pruned at the next event
         with pytest.raises(AgentExited):
             await handle.wait_done()
         subscribers = len(client._subscribers)
