@@ -449,9 +449,12 @@ class AgentConnection:
             except (ValueError, RecursionError):  # not JSON: the connection says so
                 events = conn.receive_line(line)
             else:
-                for item in obj if isinstance(obj, list) else [obj]:
+                batch = isinstance(obj, list)
+                for item in obj if batch else [obj]:
                     if not isinstance(item, dict):
-                        events.extend(conn.receive_line(encode(item)))
+                        # Not a message: the connection answers -32600. An array inside a
+                        # batch stays inside one (JSON-RPC 6), never read as a batch itself.
+                        events.extend(conn.receive_line(encode([item] if batch else item)))
                         continue
                     for direction, message in self._v1.feed("incoming", item):
                         events.extend(conn.receive_message(message, direction))  # type: ignore[arg-type]

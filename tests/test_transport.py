@@ -983,6 +983,24 @@ class _V1Agent(ScriptedAgent):
         return self._mutate(super().receive_data(data)).replace(b"SURR", b"\\ud800")
 
 
+#: A v1 agent chunk: inside a batch inside a batch it is an invalid request (JSON-RPC 6), not
+#: an update, live as in replay.
+_V1_CHUNK = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": "s",
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "m",  # v2's shape, so that only the nesting makes it invalid
+                "content": {"type": "text", "text": "NESTED"},
+            },
+        },
+    }
+).encode()
+
+
 @pytest.mark.parametrize(
     ("mutate", "session_id"),
     [
@@ -990,9 +1008,17 @@ class _V1Agent(ScriptedAgent):
         (lambda b: b.replace(b'"authMethods":[]', b'"authMethods":[],"_meta":{"n":1e400}'), "s"),
         (lambda b: b.replace(b'"text":"ok"', b'"text":"okSURR"'), "s"),
         (lambda b: b.replace(b'"result":1}', b'"result":1}\n[[1]]'), "s"),
+        (lambda b: b.replace(b'"result":1}', b'"result":1}\n[[' + _V1_CHUNK + b"]]"), "s"),
         (lambda b: b, "sSURR"),
     ],
-    ids=["bignum-result", "bignum-init", "surrogate-text", "nested-batch", "surrogate-session"],
+    ids=[
+        "bignum-result",
+        "bignum-init",
+        "surrogate-text",
+        "nested-batch",
+        "nested-batch-update",
+        "surrogate-session",
+    ],
 )
 def test_a_v1_agent_writing_json_msgspec_refuses_is_adapted_like_its_replay(
     mutate: Callable[[bytes], bytes], session_id: str
@@ -1014,7 +1040,8 @@ def test_a_v1_agent_writing_json_msgspec_refuses_is_adapted_like_its_replay(
     (session,) = snap["sessions"]
     assert session["sessionId"] == session_id.replace("SURR", "\ud800")
     agent = [e for e in session["timeline"] if e.get("role") == "agent"]
-    assert len(agent) == 1 and agent[0]["content"][0]["text"].startswith("ok")
+    assert len(agent) == 1 and agent[0]["content"][0]["text"].startswith("ok"), agent
+    assert "NESTED" not in json.dumps(snap)
     assert replay_log(record.getvalue()).snapshot()["sessions"] == snap["sessions"]
 
 
