@@ -638,9 +638,8 @@ class AgentConnection:
                 _to_v1(item) if isinstance(item, dict) else item
                 for item in (message if isinstance(message, list) else [message])
             ]
-            await self._send_locked(
-                encode(items if isinstance(message, list) else items[0]) + b"\n"
-            )
+            # Applied before the write, as a v2 message is built before it: a write that
+            # fails (the agent stopped reading) leaves the state the recording shows.
             events: list[ev.Event] = []
             for item in items:
                 if not isinstance(item, dict):
@@ -649,7 +648,12 @@ class AgentConnection:
                     if responses and direction == "outgoing":
                         continue
                     events.extend(self.connection.receive_message(out, direction))  # type: ignore[arg-type]
-            self._dispatch(events)
+            try:
+                await self._send_locked(
+                    encode(items if isinstance(message, list) else items[0]) + b"\n"
+                )
+            finally:
+                self._dispatch(events)
 
     async def _write_owed_locked(self) -> None:
         """Write what is owed already (the caller holds the write lock, about to build)."""

@@ -38,6 +38,7 @@ async def _pump(
     inbox: trio.abc.ReceiveStream,
     outbox: trio.abc.SendStream,
     close_after: int | None,
+    stop_reading_after: int | None = None,
 ) -> None:
     seen = 0
     async with outbox:
@@ -51,6 +52,9 @@ async def _pump(
             seen += 1
             if close_after is not None and seen >= close_after:
                 return
+            if stop_reading_after is not None and seen >= stop_reading_after:
+                await inbox.aclose()  # the client's next write fails; stdout stays open
+                await trio.sleep_forever()
 
 
 def drive(
@@ -58,6 +62,7 @@ def drive(
     body: Body,
     *,
     close_after: int | None = None,
+    stop_reading_after: int | None = None,
     mock_clock: bool = False,
     **options: Any,
 ) -> tuple[Any, AgentConnection]:
@@ -70,7 +75,9 @@ def drive(
         client = AgentConnection(to_agent_send, to_client_receive, **options)
         holder.append(client)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_pump, agent, to_agent_receive, to_client_send, close_after)
+            nursery.start_soon(
+                _pump, agent, to_agent_receive, to_client_send, close_after, stop_reading_after
+            )
             await nursery.start(client.run)
             try:
                 return await body(client)
@@ -233,6 +240,24 @@ def test_agent_exit_mid_turn_keeps_state_and_recording() -> None:
     assert session["state"] == {"state": "running"}
     assert session["timeline"][1]["content"] == [{"type": "text", "text": "partial "}]
     assert client.closed
+    assert replay_log(record.getvalue()).snapshot()["sessions"] == snap["sessions"]
+
+
+@pytest.mark.parametrize("version", [2, 1])
+def test_a_prompt_whose_write_failed_is_in_the_state_as_in_the_recording(version: int) -> None:
+    """The bytes are recorded before the write fails: the live state applied them too."""
+    agent = ScriptedAgent() if version == 2 else _V1Agent(lambda b: b)
+    record = io.BytesIO()
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        with pytest.raises(AgentExited):
+            await client.prompt(sid, "go")
+        return client.connection.snapshot()
+
+    snap, client = drive(agent, body, stop_reading_after=2, recorder=Recorder(record))
+    assert client.protocol_version == version
+    assert snap["sessions"][0]["prompts"][0]["status"] == "pending"
     assert replay_log(record.getvalue()).snapshot()["sessions"] == snap["sessions"]
 
 
