@@ -52,6 +52,22 @@ class BatchReplies:
         batch.open = False
         return b"" if batch.waiting else _array(batch.replies)
 
+    def forget(self, request_id: RequestId) -> bytes:
+        """Stop waiting for the oldest request under this id: it will never be answered.
+
+        (The agent reused its id.) Returns its batch's array if that was the last reply due.
+        """
+        waiting = self._of.get(request_id)
+        if not waiting:
+            return b""
+        batch = waiting.pop(0)
+        if not waiting:
+            del self._of[request_id]
+        batch.waiting -= 1
+        if batch.open or batch.waiting:
+            return b""
+        return _array(batch.replies)
+
     def route(self, request_id: RequestId | None, reply: bytes) -> bytes:
         """Take one encoded reply (no newline); return the bytes to write now, maybe none.
 

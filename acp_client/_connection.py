@@ -778,10 +778,36 @@ class Connection:
             self._respond(request_id, {"action": "cancel"})
             self._pending_in.pop(request_id, None)
 
+    def _displace(self, rid: int | str, events: list[ev.Event]) -> None:
+        """The agent reused the id of a request still pending (1.2 forbids it).
+
+        The new request replaces the old one, as a log's reader pairs them (LOG-FORMATS
+        1.10): an answer with that id can only be read as the new request's. The old one
+        can no longer be answered on its own, so nothing waits for it: a pending permission
+        request is ``withdrawn`` (the agent gave it up), and a batch it came in no longer
+        waits for its reply (else the batch's answers would never be written).
+        """
+        method, _params, sid = self._pending_in.pop(rid)
+        self._note(
+            "duplicate-request-id",
+            f"the agent reused pending request id {rid!r}: its new request replaces"
+            f" the {method} request, which can no longer be answered",
+            session_id=sid,
+        )
+        if self.live:
+            data = self._batches.forget(rid)
+            if data:
+                self._outbox.append(data)
+        session = self._sessions.get(sid) if sid is not None else None
+        perm = session.permissions.get(rid) if session is not None else None
+        if method == "session/request_permission" and perm is not None and perm.status == "pending":
+            perm.status = "withdrawn"
+            events.append(ev.PermissionWithdrawn(session_id=perm.session_id, request_id=rid))
+
     def _incoming_request(self, message: s.Request, events: list[ev.Event]) -> None:
         rid = message.id
         if rid in self._pending_in:
-            self._note("duplicate-request-id", f"the agent reused pending request id {rid!r}")
+            self._displace(rid, events)
         method = message.method
         params = message.params
         sid = _session_id_of(params)

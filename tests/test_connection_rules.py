@@ -1097,6 +1097,74 @@ def test_1_2_a_permission_id_used_again_after_its_answer_is_a_second_request() -
     assert live.conn.diagnostics == []
 
 
+def _recorded(live: Live, *agent: Any) -> bytes:
+    """An ``acp-client`` log (directions recorded) of a ``Live`` set up with
+    ``new_session()``: the setup, ``agent``'s messages, then what else the client wrote."""
+    init, new, *rest = live.sent
+    setup = [
+        ("outgoing", init),
+        (
+            "incoming",
+            response(init["id"], {"protocolVersion": 2, "capabilities": {}, "info": INFO}),
+        ),
+        ("outgoing", new),
+        ("incoming", response(new["id"], {"sessionId": SID})),
+    ]
+    records = [*setup, *(("incoming", m) for m in agent), *(("outgoing", m) for m in rest)]
+    return b"".join(line({"direction": d, "message": m}) for d, m in records)
+
+
+def _answers(live: Live, rid: int) -> list[Any]:
+    """What the client wrote in answer to ``rid``, inside a batch's array or not."""
+    flat = [m for sent in live.sent for m in (sent if isinstance(sent, list) else [sent])]
+    return [m for m in flat if "method" not in m and m.get("id") == rid]
+
+
+def test_1_2_an_agent_reusing_a_pending_id_replaces_the_old_request_which_is_withdrawn() -> None:
+    # 1.2 forbids it; the new request is the one an answer with that id answers (as a log's
+    # reader pairs them, LOG-FORMATS 1.10), and nothing waits for the old one any more.
+    live = Live()
+    live.new_session()
+    live.agent(permission(7), request(7, "_acme/ping"))
+    assert _answers(live, 7) == [
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "error": {"code": -32601, "message": "method not found: _acme/ping"},
+        }
+    ]
+    perms = live.session()["permissionRequests"]
+    assert [(p["requestId"], p["status"]) for p in perms] == [(7, "withdrawn")]
+    assert PermissionWithdrawn(session_id=SID, request_id=7) in live.events
+    assert live.codes() == ["duplicate-request-id"]
+    live.cancel()  # nothing pending is left to answer
+    assert _answers(live, 7)[1:] == []
+    replayed = replay_log(_recorded(live, permission(7), request(7, "_acme/ping")))
+    assert replayed.snapshot()["sessions"] == live.snap()["sessions"]
+
+
+@pytest.mark.parametrize("second", ["permission", "unknown"])
+def test_1_5_a_batch_reusing_a_pending_id_is_still_answered(second: str) -> None:
+    # Two requests of a batch under one id: only one answer can be made, and the batch's
+    # array went out only once every request was answered: it never did (a deadlock).
+    live = Live()
+    live.new_session()
+    batch = [permission(7), permission(7) if second == "permission" else request(7, "_x/y")]
+    live.conn.receive_data(line(batch))
+    if second == "permission":
+        assert live.conn.data_to_send() == b""
+        live.wrote(live.conn.answer_permission(7, "allow"))
+    else:
+        live.wrote(live.conn.data_to_send())
+        with pytest.raises(LocalProtocolError):
+            live.conn.answer_permission(7, "allow")  # it was replaced by the unknown request
+    assert len(_answers(live, 7)) == 1
+    statuses = [p["status"] for p in live.session()["permissionRequests"]]
+    assert statuses == (["withdrawn", "answered"] if second == "permission" else ["withdrawn"])
+    replayed = replay_log(_recorded(live, batch))
+    assert replayed.snapshot()["sessions"] == live.snap()["sessions"]
+
+
 def test_c23_answer_must_name_an_offered_option() -> None:
     live = Live()
     live.new_session()
@@ -1215,7 +1283,7 @@ def test_r18_permission_arriving_after_cancel_before_idle_is_answered_cancelled(
     assert live.answers(6)[0]["result"] == {"outcome": {"outcome": "cancelled"}}
     live.upd(idle("cancelled"))
     live.agent(permission(7))
-    assert live.answers(7) == []
+    assert _answers(live, 7) == []
 
 
 def test_r18_permission_about_background_work_after_cancel_stays_pending() -> None:

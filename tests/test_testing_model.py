@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acp_client import Connection
+from acp_client import Connection, replay_log
 from acp_client.testing import FakeAgent, ReferenceModel
 from acp_client.testing.strategies import (
     chunked_message_updates,
@@ -758,3 +758,16 @@ def test_the_model_agrees_on_shadowed_fields_and_the_uint64_bound() -> None:
     (entry,) = expected[0]["timeline"]
     assert "excludedFromContext" not in entry and "size" not in entry["content"][0]
     assert expected[0]["usage"] == {"used": 2**64 - 1, "size": 2**64 - 1}
+
+
+def test_model_a_reused_pending_permission_id_withdraws_the_old_request_as_the_library() -> None:
+    agent = FakeAgent(SID)
+    agent.permission_request(7, "first").permission_request(7, "second")
+    agent.permission_answer(7, "allow-once")
+    perms = session(run(agent))["permissionRequests"]
+    assert [(p["title"], p["status"]) for p in perms] == [
+        ("first", "withdrawn"),
+        ("second", "answered"),
+    ]
+    library = replay_log(agent.log_text("acp-client").encode()).snapshot()
+    assert session(library)["permissionRequests"] == perms

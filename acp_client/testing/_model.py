@@ -635,6 +635,9 @@ class ReferenceModel:
                 elif method == "session/resume" and _is_obj(params):
                     self._resume_sent(s, params)
         else:
+            old = self._in.get(key)
+            if old is not None and old.record is not None and old.record["status"] == "pending":
+                old.record["status"] = "withdrawn"  # 1.2: a reused pending id replaces it
             self._in[key] = pending
             if method == "session/request_permission":
                 self._permission_request(msg["id"], params, pending)
