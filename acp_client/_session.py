@@ -962,7 +962,15 @@ class Session:
                 # accepted since the last idle, or a user message ending the timeline, still
                 # waits for its work (R49), which a refusal marks from (R14) and a cancel
                 # aims at (R15). Otherwise it ends what came before, as an idle does.
-                pass
+                if self._work_awaited and stop_reason is not None:
+                    # An agent that skipped `running` (it MUST report it when work starts)
+                    # meant this as the end of the prompt's work; nobody can tell, so say so.
+                    self._note(
+                        "idle-without-running",
+                        f"idle with stopReason {stop_reason!r} while the session was already"
+                        " idle and an accepted prompt's work was awaited: not a completed turn"
+                        " (6.3); no `running` was reported for that work",
+                    )
             else:
                 # An idle ends what came before (a resume snapshot's too): the next work's
                 # prompt is placed after it (R14 marks from there), also when this idle

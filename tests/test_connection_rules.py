@@ -897,6 +897,27 @@ def test_r2_accepted_but_never_echoed_stays_accepted_with_diagnostic_at_work_end
     assert log.codes().count("prompt-not-echoed") == 1  # "diagnostic once" (10.5)
 
 
+@pytest.mark.parametrize("stop", ["end_turn", "cancelled"])
+def test_6_3_an_idle_while_idle_awaiting_a_prompts_work_is_no_turn_but_is_said(stop: str) -> None:
+    # An agent that skips `running` (a locally handled command, a prompt cancelled before its
+    # work started): the idle is no completion (6.3, R51), and wait_done() would wait on.
+    live = Live()
+    live.new_session()
+    rid = live.prompt()
+    live.agent(response(rid, {"messageId": "u1"}))
+    live.upd(msg("user", "u1", content=[text("hello")]))
+    live.upd(idle(None))  # a refresh without a stop reason: nothing to say
+    assert live.codes() == []
+    live.upd(idle(stop))
+    assert live.session()["completedTurns"] == []
+    assert not live.conn.prompt_finished(rid)
+    assert live.codes() == ["idle-without-running"]
+    live.upd(state("running"), idle("end_turn"))  # the work, reported late after all
+    assert live.conn.prompt_finished(rid) and live.session()["completedTurns"] == ["end_turn"]
+    live.upd(idle("end_turn"))  # nothing is awaited any more: a plain repeated idle
+    assert live.codes() == ["idle-without-running"]
+
+
 @pytest.mark.parametrize("result", [{}, {"messageId": None}, {"messageId": 5}, None, "ok", [1]])
 def test_r8_response_without_string_message_id_is_accepted_unbound(result: object) -> None:
     log = Log()
