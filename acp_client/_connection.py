@@ -684,16 +684,22 @@ class Connection:
                 request = s.Request(id=rid, method=raw["method"], params=raw.get("params", UNSET))
                 self._outgoing_request(request, events)
         if (
-            self.live
-            and direction == "incoming"
+            direction == "incoming"
             and isinstance(raw, dict)
             and "method" in raw
             and error.request_id is not None
         ):
-            # An inbound request with malformed params is answered -32602 (section 1.8).
-            self._batches.expect(error.request_id)
-            self._respond_error(error.request_id, error.code, error.message)
-            self._pending_in.pop(error.request_id, None)
+            rid = error.request_id
+            if rid in self._pending_in:
+                self._displace(rid, events)  # an answer to the id can only be this one's
+            if self.live:
+                # An inbound request with malformed params is answered -32602 (section 1.8).
+                self._batches.expect(rid)
+                self._respond_error(rid, error.code, error.message)
+            else:
+                # A log: the client's answer follows; it pairs with this request, as live.
+                method = raw["method"]
+                self._pending_in[rid] = (method if isinstance(method, str) else "", None, None)
         # A malformed response is never answered (1.2); the request it answers (when its id
         # is readable) ends failed, below.
         response = isinstance(raw, dict) and "method" not in raw and "id" in raw

@@ -1164,6 +1164,25 @@ def test_1_2_an_agent_reusing_a_pending_id_replaces_the_old_request_which_is_wit
     assert replayed.snapshot()["sessions"] == live.snap()["sessions"]
 
 
+@pytest.mark.parametrize("pending_first", [False, True])
+def test_1_8_the_answer_to_a_malformed_agent_request_pairs_with_it_in_a_replay(
+    pending_first: bool,
+) -> None:
+    live = Live()
+    live.new_session()
+    bad = request(7, "session/request_permission", {"sessionId": SID, "title": 3})
+    agent = [permission(7), bad] if pending_first else [bad]
+    live.agent(*agent)
+    assert [a["error"]["code"] for a in _answers(live, 7)] == [-32602]
+    statuses = [p["status"] for p in live.session()["permissionRequests"]]
+    assert statuses == (["withdrawn"] if pending_first else [])  # its id was taken over
+    replayed = replay_log(_recorded(live, *agent))
+    assert replayed.snapshot()["sessions"] == live.snap()["sessions"]
+    codes = [d["code"] for d in replayed.snapshot()["diagnostics"]]
+    assert "orphan-response" not in codes
+    assert codes.count("duplicate-request-id") == live.codes().count("duplicate-request-id")
+
+
 @pytest.mark.parametrize("second", ["permission", "unknown"])
 def test_1_5_a_batch_reusing_a_pending_id_is_still_answered(second: str) -> None:
     # Two requests of a batch under one id: only one answer can be made, and the batch's
