@@ -175,7 +175,22 @@ def _permission_snapshot(perm: PermissionState) -> dict[str, Any]:
     if perm.outcome is not None:
         out["outcome"] = _plain(perm.outcome)
     out["options"] = options
+    if isinstance(request, s.RequestPermissionRequest):
+        # What is not understood stays: a subject of an unknown type (11.1: kept raw) and
+        # unknown fields of the request, beside the PERMISSION object's own keys.
+        if isinstance(request.subject, dict):
+            out["subject"] = request.subject
+        if request.extra:
+            for key, value in request.extra.items():
+                if key not in _PERMISSION_KEYS:
+                    out.setdefault(key, value)
     return out
+
+
+#: Keys of a PERMISSION object, also those it may lack (an unknown field never takes them).
+_PERMISSION_KEYS = frozenset(
+    {"requestId", "title", "description", "toolCallId", "status", "outcome", "options", "subject"}
+)
 
 
 def session_snapshot(session: Session) -> dict[str, Any]:
@@ -358,7 +373,10 @@ def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) ->
     where[0] = "permissionRequests"
     for i, item in enumerate(data.get("permissionRequests", [])):
         where[0] = f"permissionRequests[{i}]"
-        raw = {k: v for k, v in item.items() if k in ("title", "description", "options")}
+        # the request's own fields, an unknown subject and unknown fields (what the
+        # snapshot writer kept of it); the rest is the PERMISSION object's
+        owned = ("requestId", "toolCallId", "status", "outcome")
+        raw = {k: v for k, v in item.items() if k not in owned}
         raw["sessionId"] = session.session_id
         try:
             request: Any = convert(raw, s.RequestPermissionRequest)

@@ -23,6 +23,7 @@ from helpers import (
     idle,
     message_entry,
     msg,
+    permission,
     plan_items,
     state,
     term,
@@ -1891,3 +1892,17 @@ def test_two_unretained_entries_of_one_id_load_back_as_two() -> None:
     session = log.session()
     assert [e["content"][0]["text"] for e in session["unretained"]] == ["first", "second"]
     assert load_session(session).snapshot() == session
+
+
+def test_snapshot_keeps_an_unknown_permission_subject_and_fields_and_loads_them_back() -> None:
+    # 11.1: a subject of an unknown type is kept raw; SNAPSHOT.md: so is what is not understood.
+    log = Log()
+    log.agent(
+        permission(5, subject={"type": "_acme_subject", "n": 1}, _acme={"x": 1}, outcome="no")
+    )
+    (perm,) = log.session()["permissionRequests"]
+    assert perm["subject"] == {"type": "_acme_subject", "n": 1} and perm["_acme"] == {"x": 1}
+    assert "outcome" not in perm  # an unknown field never takes the object's own key
+    reloaded = load_session(log.session())
+    assert reloaded.snapshot() == log.session()
+    assert reloaded.permission_requests[0].request.subject == {"type": "_acme_subject", "n": 1}

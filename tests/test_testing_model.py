@@ -771,3 +771,22 @@ def test_model_a_reused_pending_permission_id_withdraws_the_old_request_as_the_l
     ]
     library = replay_log(agent.log_text("acp-client").encode()).snapshot()
     assert session(library)["permissionRequests"] == perms
+
+
+def test_model_keeps_an_unknown_permission_subject_and_unknown_fields_as_the_library() -> None:
+    # SNAPSHOT.md: what is not understood stays, at its place; 11.1: an unknown subject raw.
+    agent = FakeAgent(SID)
+    params = {
+        "sessionId": SID,
+        "title": "T",
+        "options": [{"optionId": "a", "name": "A", "kind": "allow_once"}],
+        "subject": {"type": "_acme_subject", "n": 1},
+        "_acme_extra": {"x": [1]},
+        "status": "not the status",  # an unknown field named like the object's own key
+    }
+    agent.send("incoming", {"id": 5, "method": "session/request_permission", "params": params})
+    (perm,) = session(run(agent))["permissionRequests"]
+    assert perm["subject"] == {"type": "_acme_subject", "n": 1}
+    assert perm["_acme_extra"] == {"x": [1]} and perm["status"] == "pending"
+    library = replay_log(agent.log_text("acp-client").encode()).snapshot()
+    assert session(library)["permissionRequests"] == [perm]

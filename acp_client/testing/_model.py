@@ -510,6 +510,13 @@ class _Session:
     previous_order: list[Key] = field(default_factory=list)
 
 
+#: The fields of ``session/request_permission`` params, and the keys of a PERMISSION object.
+_PERMISSION_PARAMS = frozenset({"sessionId", "title", "description", "options", "subject", "_meta"})
+_PERMISSION_KEYS = frozenset(
+    {"requestId", "title", "description", "toolCallId", "status", "outcome", "options", "subject"}
+)
+
+
 @dataclass
 class _Pending:
     method: str
@@ -824,6 +831,11 @@ class ReferenceModel:
             record["toolCallId"] = tool_call_id
         record["status"] = "pending"
         record["options"] = copy.deepcopy(options)
+        if subject is not None and subject["type"] not in ("tool_call", "command"):
+            record["subject"] = copy.deepcopy(subject)  # 11.1: an unknown subject, kept raw
+        for key, value in params.items():  # unknown fields, beside the object's own keys
+            if key not in _PERMISSION_PARAMS and key not in _PERMISSION_KEYS:
+                record.setdefault(key, copy.deepcopy(value))
         pending.record = record
         s.permissions.append(record)
 
