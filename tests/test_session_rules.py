@@ -1903,6 +1903,7 @@ def test_snapshot_keeps_an_unknown_permission_subject_and_fields_and_loads_them_
     (perm,) = log.session()["permissionRequests"]
     assert perm["subject"] == {"type": "_acme_subject", "n": 1} and perm["_acme"] == {"x": 1}
     assert "outcome" not in perm  # an unknown field never takes the object's own key
+    assert log.codes() == ["unknown-field-shadowed"]
     reloaded = load_session(log.session())
     assert reloaded.snapshot() == log.session()
     assert reloaded.permission_requests[0].request.subject == {"type": "_acme_subject", "n": 1}
