@@ -449,17 +449,41 @@ class AgentConnection:
             except (ValueError, RecursionError):  # not JSON: the connection says so
                 events = conn.receive_line(line)
             else:
-                batch = isinstance(obj, list)
-                for item in obj if batch else [obj]:
-                    if not isinstance(item, dict):
-                        # Not a message: the connection answers -32600. An array inside a
-                        # batch stays inside one (JSON-RPC 6), never read as a batch itself.
-                        events.extend(conn.receive_line(encode([item] if batch else item)))
-                        continue
-                    for direction, message in self._v1.feed("incoming", item):
-                        events.extend(conn.receive_message(message, direction))  # type: ignore[arg-type]
+                events = self._receive_v1(obj, line)
         self._kick.set()  # before the events wake anyone: what is owed goes out first
         self._dispatch(events)
+
+    def _receive_v1(self, obj: Any, line: bytes) -> list[ev.Event]:
+        """A v1 agent's message (or batch), through the adapter into the connection.
+
+        A batch stays one: its translated messages (and entries that are no message, each
+        answered -32600) go to the connection as one batch, whose replies are one array
+        (JSON-RPC 6, spec 1.5), as a v2 agent's are.
+        """
+        conn = self.connection
+        adapter = self._v1
+        assert adapter is not None
+        if not isinstance(obj, list):
+            if not isinstance(obj, dict):
+                return conn.receive_line(line)  # not a message: the connection answers -32600
+            events: list[ev.Event] = []
+            for direction, message in adapter.feed("incoming", obj):
+                events.extend(conn.receive_message(message, direction))  # type: ignore[arg-type]
+            return events
+        out: list[Any] = []
+        for item in obj:
+            if isinstance(item, dict):
+                out.extend(adapter.feed("incoming", item))
+            else:
+                out.append(("incoming", item))  # an invalid entry, answered inside the array
+        if obj and not out:
+            return []  # all taken by the adapter: nothing reaches the connection
+        if all(direction == "incoming" for direction, _ in out):
+            return conn.receive_message([message for _, message in out], "incoming")
+        events = []
+        for direction, message in out:  # never for now: the adapter answers nothing itself
+            events.extend(conn.receive_message(message, direction))
+        return events
 
     async def _writer(self) -> None:
         """Write what reading owes the agent (answers, cancels), in order, off the reader."""

@@ -1118,3 +1118,44 @@ def test_a_call_cancelled_before_it_was_written_leaves_no_trace_in_the_state(cal
     (session,) = snap["sessions"]
     assert session["prompts"] == [] and "closed" not in session
     assert replay_log(record.getvalue()).snapshot()["sessions"] == snap["sessions"]
+
+
+class _RawV1Agent(_V1Agent):
+    """A :class:`_V1Agent` that keeps the bytes the client wrote, as written."""
+
+    def __init__(self, mutate: Callable[[bytes], bytes]) -> None:
+        super().__init__(mutate)
+        self.raw = bytearray()
+
+    def receive_data(self, data: bytes) -> bytes:
+        self.raw += data
+        return super().receive_data(data)
+
+
+def test_a_v1_agents_batch_is_answered_in_one_array_as_a_v2_agents() -> None:
+    # JSON-RPC 6 / spec 1.5: the replies to a batch go back as one array, whatever the version.
+    batch = (
+        b'[{"jsonrpc":"2.0","id":"a","method":"x/a"},{"jsonrpc":"2.0","id":"b","method":"x/b"}'
+        b',"junk"]'
+    )
+    agent = _RawV1Agent(lambda b: b.replace(b'{"jsonrpc":"2.0","id":9,"result":1}', batch))
+    record = io.BytesIO()
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        handle = await client.prompt(sid, "go")
+        with trio.fail_after(30):
+            await handle.wait_done()
+        await trio.testing.wait_all_tasks_blocked()
+        return client.connection.snapshot()
+
+    snap, client = drive(agent, body, mock_clock=True, recorder=Recorder(record))
+    assert client.protocol_version == 1
+    arrays = [json.loads(x) for x in bytes(agent.raw).splitlines() if x.startswith(b"[")]
+    assert len(arrays) == 1
+    assert sorted((r["id"] or "", r["error"]["code"]) for r in arrays[0]) == [
+        ("", -32600),
+        ("a", -32601),
+        ("b", -32601),
+    ]
+    assert replay_log(record.getvalue()).snapshot()["sessions"] == snap["sessions"]
