@@ -907,7 +907,9 @@ class Session:
         new = u.state
         completed = False
         stop_reason = u.stop_reason if isinstance(u.stop_reason, str) else None
-        replaying = self.lifecycle == "replaying"
+        # A replay runs until its resume's response, also when a session/close sent
+        # meanwhile moved the lifecycle on to `closing` (the close ends no replay).
+        replaying = self._previous is not None or self.lifecycle == "replaying"
         # R51 / A27: replayed history and resume snapshots record no completion and start
         # no work.
         snapshot_only = replaying or self._resuming > 0

@@ -1705,6 +1705,26 @@ def test_11_5_a_permission_request_while_closing_is_answered_cancelled() -> None
     assert answer["result"]["outcome"] == {"outcome": "cancelled"}
 
 
+@pytest.mark.parametrize("before", ["running", "_custom"])
+def test_6_3_a_close_sent_during_a_replay_does_not_end_the_replay_for_the_state(
+    before: str,
+) -> None:
+    # The close moves the lifecycle to `closing`, but the replay runs until the resume's
+    # response: a snapshot meanwhile is still no completion (6.3, R51).
+    live = Live()
+    live.new_session()
+    resume, data = live.conn.send_resume(SID, "/w", replay=True)
+    live.wrote(data)
+    live.upd(msg("user", "u1", content=[text("hi")]), state(before))
+    close, data = live.conn.send_close(SID)
+    live.wrote(data)
+    live.upd(idle("cancelled"))  # 11.5: the work ends before the close's answer
+    live.agent(response(resume, {}), response(close, {}))
+    session = live.session()
+    assert session["completedTurns"] == [] and session["closed"] is True
+    assert [e["messageId"] for e in session["timeline"]] == ["u1"]
+
+
 @pytest.mark.parametrize("replay", [True, False])
 def test_10_5_a_resume_answered_session_not_found_closes_the_session(replay: bool) -> None:
     live = Live()
