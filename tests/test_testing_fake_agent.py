@@ -15,7 +15,7 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from acp_client.testing import LOG_FORMATS, FakeAgent, ReferenceModel, log_lines
+from acp_client.testing import LOG_FORMATS, FakeAgent, ReferenceModel, ScriptedAgent, log_lines
 from acp_client.testing.strategies import conversations, stored_logs
 
 SCHEMA = Path(__file__).parent / "peers/node_modules/@agentclientprotocol/sdk/schema/v2/schema.json"
@@ -226,3 +226,21 @@ def test_loopback_split_gives_the_same_state_as_whole_messages() -> None:
     whole.play(script)
     split.play(script, split=3)
     assert split.connection.snapshot() == whole.connection.snapshot()
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (b"garbage", -32700),
+        (b"5", -32600),
+        (b"[]", -32600),
+        (b'[{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}},7]', -32600),
+        (b'{"jsonrpc":"2.0","id":3,"method":"session/prompt"}', -32602),
+    ],
+)
+def test_scripted_agent_answers_bad_client_bytes_like_an_agent(line: bytes, code: int) -> None:
+    # A client's error paths can be tested against it: an error response, never a crash.
+    agent = ScriptedAgent()
+    out = [json.loads(x) for x in agent.receive_data(line + b"\n").splitlines()]
+    errors = [m["error"]["code"] for m in out if "error" in m]
+    assert errors == [code]

@@ -392,6 +392,19 @@ def test_stored_logs_are_text(log: Any) -> None:
         lambda: prompt_echo_interleavings(
             *_prompt_parts()[:2], [{"method": "session/update", "params": 5}]
         ),
+        # a rejected prompt is echoed by nothing; an echo names the response's message and
+        # comes from the agent
+        lambda: prompt_echo_interleavings(
+            _prompt_parts()[0],
+            FakeAgent().prompt_error(1, -32602, "no").messages[0],
+            _prompt_parts()[2],
+        ),
+        lambda: prompt_echo_interleavings(
+            *_prompt_parts()[:2], FakeAgent().user_chunk("u2", "h").messages
+        ),
+        lambda: prompt_echo_interleavings(
+            *_prompt_parts()[:2], [("outgoing", _prompt_parts()[2][0][1])]
+        ),
     ],
 )
 def test_bad_arguments_fail_when_built(build: Any) -> None:
@@ -481,3 +494,23 @@ def test_conversations_shrink_to_plain_turns() -> None:
         and m["params"]["update"]["sessionUpdate"].endswith("_chunk")
     ]
     assert "" not in texts
+
+
+def test_chunked_message_updates_catch_a_client_reading_null_as_no_change() -> None:
+    # 4.2: `content: null` clears; v1 read it as "no change". A reset must clear something.
+    def ignores_null(updates: list[dict[str, Any]]) -> list[Any]:
+        content: list[Any] = []
+        for u in updates:
+            if u["sessionUpdate"].endswith("_chunk"):
+                content.append(u["content"])
+            elif u.get("content") is not None:
+                content[:] = u["content"]
+        return content
+
+    blocks = [{"type": "text", "text": "a"}]
+    found = find(
+        chunked_message_updates("agent", "m", blocks),
+        lambda ups: ignores_null(ups) != blocks,
+        settings=_coverage(5000),
+    )
+    assert None in [u.get("content", "-") for u in found]  # the null reset it missed

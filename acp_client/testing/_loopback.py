@@ -88,7 +88,11 @@ def _new_session(message: Message, agent: FakeAgent) -> None:
 
 def _prompt(message: Message, agent: FakeAgent) -> None:
     rid = message["id"]
-    prompt = message.get("params", {}).get("prompt", [])
+    params = message.get("params")
+    prompt = params.get("prompt") if isinstance(params, dict) else None
+    if not isinstance(prompt, list):
+        agent.error(rid, -32602, "session/prompt: `prompt` must be an array of content blocks")
+        return
     user_id = f"u{rid}"
     agent.prompt_response(rid, user_id).user_message(user_id, prompt)
     agent.state("running").agent_chunk(f"a{rid}", "OK").state("idle", stop_reason="end_turn")
@@ -111,6 +115,11 @@ DEFAULT_HANDLERS: Mapping[str, Handler] = {
 }
 
 
+def _error(code: int, message: str) -> Message:
+    """An error response with ``id: null`` (a message whose id could not be read)."""
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+
+
 class ScriptedAgent:
     """A sans-IO fake agent: client bytes in, agent bytes out.
 
@@ -119,7 +128,9 @@ class ScriptedAgent:
             ``FakeAgent``; merged over sensible defaults (``initialize``, ``session/new``,
             ``session/prompt`` answered and echoed then a short turn ending ``end_turn``,
             ``session/cancel`` ending the turn ``cancelled``, ``session/close``). A request
-            with no handler is answered -32601.
+            with no handler is answered -32601; a line that is not JSON -32700, an entry
+            that is no object -32600 (``id: null``), a prompt without a ``prompt`` array
+            -32602.
         session_id: the session id the defaults create.
         on_response: called with each response the client sends (permission answers).
 
@@ -148,9 +159,19 @@ class ScriptedAgent:
         for line in lines:
             if not line.strip():
                 continue
-            message = loads(line)  # also what msgspec refuses: a lone surrogate escape, say
-            for item in message if isinstance(message, list) else [message]:
-                self._react(item, out)
+            try:
+                message = loads(line)  # also what msgspec refuses: a lone surrogate escape
+            except (ValueError, RecursionError):
+                out.send("incoming", _error(-32700, "Parse error: the line is not JSON"))
+                continue
+            items = message if isinstance(message, list) else [message]
+            if not items:
+                out.send("incoming", _error(-32600, "Invalid Request: an empty batch"))
+            for item in items:
+                if isinstance(item, dict):
+                    self._react(item, out)
+                else:
+                    out.send("incoming", _error(-32600, "Invalid Request: not an object"))
         return out.to_bytes("incoming")
 
     def _react(self, message: Message, out: FakeAgent) -> None:

@@ -101,7 +101,7 @@ def terminal_byte_splits(data: bytes) -> st.SearchStrategy[list[bytes]]:
         @given(terminal_byte_splits("héllo 🌍".encode()))
         def test_split(pieces):
             assert b"".join(pieces) == "héllo 🌍".encode()
-            # e.g. [b"h\\xc3", b"\\xa9llo \\xf0\\x9f", b"\\x8c\\x8d"]
+            # e.g. [b"h\xc3", b"\xa9llo \xf0\x9f", b"\x8c\x8d"]
     """
     return _byte_splits(_check_bytes(data, "terminal_byte_splits"))
 
@@ -110,7 +110,7 @@ def byte_stream_splits(data: bytes) -> st.SearchStrategy[list[bytes]]:
     r"""Ways a transport may deliver ``data`` (wire bytes) in reads.
 
     Each draw is a list of non-empty ``bytes`` whose concatenation is ``data``: splits
-    fall anywhere, including inside a JSON message, between ``\\r`` and ``\\n`` and
+    fall anywhere, including inside a JSON message, between ``\r`` and ``\n`` and
     inside multi-byte UTF-8 sequences. Feed the pieces one by one to a framer and check
     it yields the same messages as the whole.
 
@@ -177,10 +177,11 @@ def _chunked_updates(
     whole = {"sessionUpdate": _WHOLE[role], "messageId": message_id}
     prefix = draw(st.sampled_from(["none", "reset", "null-reset", "stale"]))
     out: list[Message] = []
-    if prefix == "reset":
-        out.append({**whole, "content": []})
-    elif prefix == "null-reset":
-        out.append({**whole, "content": None})
+    if prefix in ("reset", "null-reset"):
+        # A reset clears content that is there (a client reading `null` as "no change",
+        # v1's meaning, keeps it and fails), before the chunks that build `blocks`.
+        out.append({**whole, "content": draw(st.lists(any_blocks, min_size=1, max_size=2))})
+        out.append({**whole, "content": [] if prefix == "reset" else None})
     elif prefix == "stale":
         out.append({**whole, "content": draw(st.lists(any_blocks, max_size=2))})
     groups = draw(_block_rechunkings(blocks))
@@ -207,9 +208,10 @@ def chunked_message_updates(
     """Update sequences that all leave message ``message_id`` with content ``blocks``.
 
     Mixes chunks (one block each), a first whole-message update, a reset
-    (``content: []`` or ``null``) or a stale whole update that a later one replaces, and
-    a metadata-only patch. ``role`` is ``"user"``, ``"agent"`` or ``"thought"``. Applying
-    any draw to an empty session must give the same content: ``blocks``.
+    (``content: []`` or ``null`` clearing earlier content) or a stale whole update that a
+    later one replaces, and a metadata-only patch. ``role`` is ``"user"``, ``"agent"`` or
+    ``"thought"``. Applying any draw to an empty session must give the same content:
+    ``blocks``.
 
     Example::
 
@@ -274,20 +276,32 @@ def prompt_echo_interleavings(
         raise InvalidArgument("request must be an outgoing session/prompt request")
     if resp[0] != "incoming" or resp[1].get("id") != req[1]["id"] or "method" in resp[1]:
         raise InvalidArgument("response must be the incoming response with the request's id")
+    result = resp[1].get("result")
+    message_id = result.get("messageId") if isinstance(result, dict) else None
+    if not isinstance(message_id, str):
+        # a rejected prompt was not inserted: nothing echoes it (10.6)
+        raise InvalidArgument("response must accept the prompt: a result with its messageId")
     if isinstance(echo, dict | str) or not isinstance(echo, Sequence) or not echo:
         raise InvalidArgument("echo must be a non-empty sequence of user-message updates")
     if isinstance(others, dict | str) or not isinstance(others, Sequence):
         raise InvalidArgument("others must be a sequence of messages")
     echo_pairs = [_as_pair(e, "incoming", "echo") for e in echo]
-    for _, m in echo_pairs:
+    for direction, m in echo_pairs:
         params = m.get("params")
         update = params.get("update") if isinstance(params, dict) else None
         kind = update.get("sessionUpdate") if isinstance(update, dict) else None
-        if m.get("method") != "session/update" or kind not in (
-            "user_message",
-            "user_message_chunk",
+        if (
+            direction != "incoming"
+            or m.get("method") != "session/update"
+            or kind not in ("user_message", "user_message_chunk")
         ):
-            raise InvalidArgument("echo items must be user_message / user_message_chunk updates")
+            raise InvalidArgument(
+                "echo items must be incoming user_message / user_message_chunk updates"
+            )
+        if update.get("messageId") != message_id:  # type: ignore[union-attr]
+            raise InvalidArgument(
+                f"echo items must report the inserted message {message_id!r}, the response's"
+            )
     other_pairs = [_as_pair(o, "incoming", "others") for o in others]
     return _merge([[resp], echo_pairs, other_pairs]).map(lambda rest: [req, *rest])
 
@@ -843,8 +857,10 @@ def stored_logs(
 
         @given(stored_logs("zed"))
         def test_reader(log):
-            assert read_log(log.text) == log.messages  # your reader
-            # log.text starts with '[\\n  {\\n    "_direction": "outgoing", ...'
+            # your reader; log.text is a str (acp_client's readers take bytes: a str is
+            # a file name), so acp_client.logs.read_log(log.text.encode()) for ours
+            assert read_log(log.text) == log.messages
+            # log.text starts with '[\n  {\n    "_direction": "outgoing", ...'
     """
     if format is not None and format not in LOG_FORMATS:
         raise InvalidArgument(f"format must be one of {LOG_FORMATS} or None, not {format!r}")

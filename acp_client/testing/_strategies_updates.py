@@ -390,8 +390,9 @@ def updates(
     small pools (``m1``-``m3``, ``c1``/``c2``, ``t1``/``t2`` ...) so that draws collide on
     keys. Valid updates validate against the v2 schema. With ``damaged=True`` each draw
     carries lenient-decoding damage where the schema allows it (wrong-typed
-    default-on-error fields, invalid items in skip-invalid-items arrays); use
-    :func:`damaged_update_pairs` to also get what a lenient decoder reads.
+    default-on-error fields, invalid items in skip-invalid-items arrays); a variant with
+    no such field (a custom one, a ``state_update`` with a custom state) comes undamaged.
+    Use :func:`damaged_update_pairs` to also get what a lenient decoder reads.
 
     Example::
 
