@@ -322,9 +322,13 @@ _texts = st.text(min_size=1, max_size=24)
 
 
 def _chunks_or_whole(draw: st.DrawFn, a: FakeAgent, role: str, mid: str, text: str) -> None:
-    style = draw(st.sampled_from(["chunks", "whole", "whole+chunks", "blocks"]))
+    style = draw(st.sampled_from(["chunks", "whole", "whole+chunks", "blocks", "reset"]))
     whole = {"user": a.user_message, "agent": a.agent_message, "thought": a.thought}[role]
     chunk = {"user": a.user_chunk, "agent": a.agent_chunk, "thought": a.thought_chunk}[role]
+    if style == "reset":  # stale content cleared by `null` or `[]` (4.2), then the chunks
+        whole(mid, draw(_texts))
+        whole(mid, draw(st.sampled_from([None, []])))
+        style = "chunks"
     if style == "whole":
         whole(mid, text)
     elif style == "blocks":
