@@ -702,3 +702,70 @@ def test_a_snapshot_that_is_no_object_is_said_not_raised(snapshot: Any) -> None:
     console = Console(file=io.StringIO(), width=80)
     render_snapshot(snapshot, console)
     assert "not a JSON object" in console.file.getvalue()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"hello\r\n\x1b[?6h\x1b[5d world\r\n", b"\x1b[?6h\x1b[6n ok", b"\x1b[?6h\x1b[d\x1b[3d x"],
+)
+def test_origin_mode_without_a_scroll_region_is_emulated_not_raised(data: bytes) -> None:
+    # pyte asserts a scroll region under DECOM (VPA, DSR 6); a terminal uses the screen.
+    view = render_terminal_bytes(data, size={"cols": 20, "rows": 10})
+    assert view.unemulated_bytes == 0
+    assert any(line.plain.strip() for line in view.lines)
+
+
+def test_screen_alignment_pattern_costs_nothing() -> None:
+    # 3 bytes of DECALN rewrote every cell: 60 of them at 1000x1000 took 40 s.
+    view = render_terminal_bytes(b"\x1b#8" * 60 + b"ok", size={"cols": 1000, "rows": 1000})
+    assert [line.plain for line in view.lines] == ["ok"] and view.unemulated_bytes == 0
+
+
+def test_emulation_stops_at_its_budget_and_says_how_much_it_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import acp_client.cli._terminal as terminal
+
+    monkeypatch.setattr(terminal, "EMULATION_BUDGET", 0.0)  # any feeding is over it
+    monkeypatch.setattr(terminal, "_FEED_SLICE", 10)
+    data = b"0123456789" * 100
+    view = render_terminal_bytes(data, size={"cols": 20, "rows": 10})
+    assert view.unemulated_bytes == len(data) - 10  # one slice went in
+    assert [line.plain for line in view.lines] == ["0123456789"]
+    out = io.StringIO()
+    snap = _snapshot_with_terminal(data)
+    Console(file=out, width=100, color_system=None).print(snapshot_renderable(snap))
+    assert "990 bytes not shown: emulating them took too long or failed" in out.getvalue()
+
+
+def test_an_emulator_failure_keeps_what_was_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    import acp_client.cli._terminal as terminal
+
+    def boom(self: Any, *args: Any) -> None:
+        raise RuntimeError("pyte bug")
+
+    monkeypatch.setattr(terminal._Screen, "bell", boom)
+    view = render_terminal_bytes(b"drawn\r\n\x07 lost", size={"cols": 20, "rows": 10})
+    assert [line.plain for line in view.lines] == ["drawn"] and view.unemulated_bytes > 0
+
+
+def _snapshot_with_terminal(data: bytes) -> dict[str, Any]:
+    term = {
+        "terminalId": "t",
+        "output": base64.b64encode(data).decode(),
+        "size": {"cols": 20, "rows": 10},
+    }
+    session = {
+        "sessionId": "s",
+        "announced": True,
+        "completedTurns": [],
+        "timeline": [],
+        "terminals": [term],
+        "plans": [],
+        "notices": [],
+        "prompts": [],
+        "permissionRequests": [],
+        "unknownUpdates": [],
+        "unretained": [],
+    }
+    return {"format": "acp-client/snapshot@1", "sessions": [session], "diagnostics": []}

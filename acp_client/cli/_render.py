@@ -508,6 +508,14 @@ class _Renderer:
             body.append(view.text())
         else:
             body.append(Text("(no output)", style="dim"))
+        if view.unemulated_bytes:
+            body.append(
+                Text(
+                    f"… the last {view.unemulated_bytes:,} bytes not shown: emulating them"
+                    " took too long or failed (`replay --json` has every byte)",
+                    style="dim",
+                )
+            )
         out.append(_indent(Group(*body)))
         return out
 

@@ -17,8 +17,11 @@ geometry) and fed only the bytes appended since the previous call, which keeps r
 rendering of a growing terminal (the live view) cheap. A cached emulator is reused only when
 the bytes it was fed are still the start of the output (or of the part of it still retained,
 using ``truncatedBytes``); otherwise it is rebuilt. Output longer than
-:data:`MAX_EMULATED_BYTES` is emulated from a line start near its end only. The cache is not
-thread-safe.
+:data:`MAX_EMULATED_BYTES` is emulated from a line start near its end only, and an emulator
+stops for good once feeding it took :data:`EMULATION_BUDGET` seconds in all (a few bytes can
+make a terminal redraw its whole screen: an agent's output must not stall the view) or once
+the emulator failed on an input: the rest is counted in ``unemulated_bytes``. The cache is
+not thread-safe.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import dataclasses
 import re
+import time
 import unicodedata
 from collections import OrderedDict, deque
 from collections.abc import Hashable, Mapping
@@ -45,6 +50,7 @@ from ._sanitize import sanitize_text
 
 __all__ = [
     "DEFAULT_COLS",
+    "EMULATION_BUDGET",
     "MAX_EMULATED_BYTES",
     "TerminalView",
     "clear_terminal_cache",
@@ -58,6 +64,10 @@ DEFAULT_COLS = 120
 MAX_EMULATED_BYTES = 1 << 18
 """At most this many bytes from the end of an output are emulated on a fresh render."""
 
+EMULATION_BUDGET = 2.0
+"""Seconds an emulator may spend on one terminal's output in all before it stops."""
+
+_FEED_SLICE = 4096  # characters fed between two looks at the clock
 _MAX_COLS = 1000
 _MAX_ROWS = 1000
 _CACHE_SIZE = 64
@@ -76,6 +86,8 @@ class TerminalView:
         cols: emulator width in columns.
         rows: emulator height in rows.
         invalid_base64: the stored output was not valid base64 (``lines`` is empty).
+        unemulated_bytes: bytes at the end that were not emulated (the emulator stopped:
+            over :data:`EMULATION_BUDGET`, or an input it could not handle).
     """
 
     lines: tuple[Text, ...]
@@ -84,6 +96,7 @@ class TerminalView:
     cols: int
     rows: int
     invalid_base64: bool = False
+    unemulated_bytes: int = 0
 
     def text(self) -> Text:
         """All lines joined with newlines, as a new ``Text`` the caller may modify."""
@@ -136,6 +149,27 @@ class _Screen(pyte.Screen):
     def write_process_input(self, data: str) -> None:
         """Replies to the program (device reports) go nowhere: the terminal is display-only."""
 
+    def report_device_status(self, mode: int) -> None:
+        """Nothing to report to (display-only); pyte's report fails in origin mode."""
+
+    def cursor_to_line(self, line: int | None = None) -> None:
+        """Move to a line; origin mode without a scroll region counts from the top.
+
+        (pyte asserts a region there; a terminal takes the whole screen.)
+        """
+        if self.margins is None and pyte.modes.DECOM in self.mode:
+            self.cursor.y = (line or 1) - 1
+            self.ensure_vbounds()
+            return
+        super().cursor_to_line(line)
+
+    def alignment_display(self) -> None:
+        """DECALN's test pattern (every cell an ``E``) is not drawn.
+
+        Three bytes would rewrite up to a million cells: a pattern for aligning a CRT is
+        not worth the agent stalling the view.
+        """
+
 
 class _Emulator:
     """One screen, its stream and UTF-8 decoder, and the bytes fed so far."""
@@ -148,6 +182,8 @@ class _Emulator:
         self.fed_from = start  # absolute offset of ``fed[0]``
         self.fed = bytearray()  # bytes fed, those before the retained output dropped
         self.view: TerminalView | None = None
+        self.spent = 0.0  # seconds spent feeding so far
+        self.stopped_at: int | None = None  # absolute offset where emulating stopped
         self.feed(data)
 
     @property
@@ -170,12 +206,31 @@ class _Emulator:
         self.feed(data[self.fed_end - offset :])
 
     def feed(self, data: bytes) -> None:
-        """Emulate more bytes."""
+        """Emulate more bytes (none once the emulator stopped)."""
         if not data:
             return
+        at = self.fed_end
         self.fed += data
-        self.stream.feed(self.decoder.decode(data))
         self.view = None
+        if self.stopped_at is not None:
+            return
+        text = self.decoder.decode(data)
+        clock = time.monotonic
+        start = clock()
+        done = 0
+        try:
+            while done < len(text):
+                self.stream.feed(text[done : done + _FEED_SLICE])
+                done += _FEED_SLICE
+                if self.spent + clock() - start > EMULATION_BUDGET:
+                    break
+        except Exception:  # pyte failed on an input: show what it drew before
+            done = min(done, len(text))
+            self.stopped_at = at + len(text[:done].encode("utf-8", "surrogatepass"))
+        else:
+            if done < len(text):
+                self.stopped_at = at + len(text[:done].encode("utf-8", "surrogatepass"))
+        self.spent += clock() - start
 
 
 _cache: OrderedDict[Hashable, _Emulator] = OrderedDict()
@@ -293,12 +348,14 @@ def _build_view(emulator: _Emulator, max_lines: int) -> TerminalView:
     total = screen.scrolled + (max(used) + 1 if used else 0)
     shown = tuple(line if line is not None else Text() for line in lines)
     hidden = max(0, total - min(len(rows), max_lines))
+    stopped = emulator.stopped_at
     return TerminalView(
         lines=shown,
         hidden_lines=hidden,
         skipped_bytes=emulator.start,
         cols=screen.columns,
         rows=screen.lines,
+        unemulated_bytes=0 if stopped is None else max(0, emulator.fed_end - stopped),
     )
 
 
@@ -361,7 +418,7 @@ def render_terminal_bytes(
     view = emulator.view
     skipped = max(0, emulator.start - offset)
     if skipped != view.skipped_bytes:
-        view = TerminalView(view.lines, view.hidden_lines, skipped, view.cols, view.rows)
+        view = dataclasses.replace(view, skipped_bytes=skipped)
     return view
 
 
