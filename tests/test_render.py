@@ -769,3 +769,19 @@ def _snapshot_with_terminal(data: bytes) -> dict[str, Any]:
         "unretained": [],
     }
     return {"format": "acp-client/snapshot@1", "sessions": [session], "diagnostics": []}
+
+
+def test_markdown_character_references_never_become_raw_invisible_characters() -> None:
+    # The parser decodes `&#x202E;` and `&rlm;` after the text was sanitized.
+    text = "invoice_&#x202E;fdp.exe &rlm; &zwj;&ZeroWidthSpace; [l&#x202E;](http://x/&#x202E;)"
+    text += "\n\n```py&#x202E;\ncode &#x202E;\n```\n`&#x2066;`"
+    snap = _snapshot_with_terminal(b"")
+    snap["sessions"][0]["terminals"] = []
+    entry = {"entry": "message", "messageId": "m", "role": "agent"}
+    snap["sessions"][0]["timeline"] = [{**entry, "content": [{"type": "text", "text": text}]}]
+    out = io.StringIO()
+    render_snapshot(snap, Console(file=out, width=100, color_system=None), markdown=True)
+    shown = out.getvalue()
+    assert "invoice_<U+202E>fdp.exe" in shown
+    for ch in shown:
+        assert unicodedata.category(ch) not in ("Cf", "Zl", "Zp", "Cc") or ch == "\n", repr(ch)

@@ -213,6 +213,30 @@ def _nbytes(b64: object) -> str:
     return f"{size:,} bytes"
 
 
+def _safe_markdown(text: str, style: str) -> Markdown:
+    """Markdown whose parsed text is sanitized too.
+
+    ``text`` is sanitized already, but the parser decodes character references after that
+    (``&#x202E;``, ``&rlm;``), so every text it produced is sanitized again.
+    """
+    md = Markdown(text, style=style, hyperlinks=False)
+    tokens = list(md.parsed)
+    while tokens:
+        token = tokens.pop()
+        if token.content:
+            token.content = sanitize_text(token.content)
+        if token.info:
+            token.info = sanitize_line(token.info)
+        if token.attrs:
+            token.attrs = {
+                key: sanitize_line(value) if isinstance(value, str) else value
+                for key, value in token.attrs.items()
+            }
+        if token.children:
+            tokens.extend(token.children)
+    return md
+
+
 @dataclass
 class _Options:
     show_thoughts: bool
@@ -251,7 +275,7 @@ class _Renderer:
 
     def _text_body_whole(self, text: str, style: str | None) -> RenderableType:
         if self.opt.markdown:
-            return Markdown(text, style=style or "none", hyperlinks=False)
+            return _safe_markdown(text, style or "none")
         return plain_text(text, style or "")
 
     def blocks(self, blocks: object, style: str | None = None) -> list[RenderableType]:
