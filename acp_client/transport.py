@@ -625,7 +625,8 @@ class AgentConnection:
             self._owed.append(self.connection.answer_permission(perm.request_id, option))
         except LocalProtocolError:
             return  # the agent reused the id for another request: that one is decided on its own
-        await self._flush()
+        with contextlib.suppress(AgentExited):  # it stopped reading: the reader says how it ended
+            await self._flush()
 
     def _close_decided(self) -> None:
         """Stop deciding permission requests that are no longer pending (answered, withdrawn)."""

@@ -1159,3 +1159,26 @@ def test_a_v1_agents_batch_is_answered_in_one_array_as_a_v2_agents() -> None:
         ("b", -32601),
     ]
     assert replay_log(record.getvalue()).snapshot()["sessions"] == snap["sessions"]
+
+
+def test_a_permission_answer_the_agent_no_longer_reads_fails_nothing() -> None:
+    # The agent stopped reading right after asking: the answer's write fails in the task
+    # that decided it. That failure crashed the connection's nursery (two AgentExited in a
+    # group out of `acp-client run`); the reader reports how the agent ended instead.
+    agent = ScriptedAgent({"session/prompt": _permission_prompt})
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        handle = await client.prompt(sid, "go")
+        with trio.move_on_after(5):
+            await handle.wait_done()
+        return client.connection.snapshot()
+
+    async def slow_allow(perm: Any) -> str:
+        await trio.sleep(1)  # the user thinks; the decision's own task writes the answer
+        return "yes"
+
+    snap, _ = drive(
+        agent, body, on_permission=slow_allow, stop_reading_after=3, mock_clock=True
+    )
+    assert snap["sessions"][0]["permissionRequests"][0]["status"] == "answered"
