@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -191,19 +192,19 @@ def test_hostile_agent_text_never_reaches_the_terminal_raw(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("tty", [True, False])
-def test_json_output_escapes_del_from_agent_text(
+def test_json_output_escapes_del_and_c1_controls_from_agent_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tty: bool
 ) -> None:
-    # json.dumps escapes C0 controls but leaves DEL (0x7f) raw: --json must not pass it on.
-    agent = FakeAgent("s").agent_chunk("m", "a\x7fb\x1bc")
+    # json.dumps escapes C0 controls but leaves DEL and C1 raw when piped: --json must not.
+    agent = FakeAgent("s").agent_chunk("m", "a\x7fb\x1bc\x9b31m\x9d0;t")
     log = tmp_path / "del.jsonl"
     log.write_text(agent.log_text("jsonrpc"))
     monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
     assert main(["replay", "--json", str(log)]) == 0
     out = capsys.readouterr().out
-    assert "\x7f" not in out and "\x1b" not in out
+    assert not any(ch in out for ch in "\x7f\x1b\x9b\x9d")  # DEL, ESC, CSI, OSC
     entry = json.loads(out)["sessions"][0]["timeline"][0]
-    assert entry["content"] == [{"type": "text", "text": "a\x7fb\x1bc"}]
+    assert entry["content"] == [{"type": "text", "text": "a\x7fb\x1bc\x9b31m\x9d0;t"}]
 
 
 def test_main_can_be_called_in_process(capsys: pytest.CaptureFixture[str]) -> None:
@@ -503,3 +504,25 @@ def test_a_v1_terminal_cut_by_the_client_says_so_in_the_rendered_view(tmp_path: 
     assert text.index("cut by the client") < text.index("tail of it")
     assert "cut by the client" not in run_cli("replay", "--json", str(log)).stdout.decode()
     assert replay_log(log.read_bytes()).replayer.truncated_terminals == {(sid, "t1")}
+
+
+def test_stats_keep_one_line_per_row_whatever_the_file_or_update_kind(tmp_path: Path) -> None:
+    agent = FakeAgent("s").custom("_x\ny\tz", v=1)
+    log = tmp_path / "a\nb.jsonl"
+    log.write_text(agent.log_text("jsonrpc"))
+    env = {**os.environ, "COLUMNS": "400"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "acp_client.cli", "replay", "--stats", str(log)],
+        capture_output=True,
+        env=env,
+        check=True,
+    )
+    squeezed = "".join(proc.stdout.decode().split())  # rich wraps the title at its width
+    assert "a\\nb.jsonl" in squeezed and "_x\\ny\\tz1" in squeezed
+
+
+def test_follow_names_an_unreadable_path_escaped(tmp_path: Path) -> None:
+    proc = run_cli("replay", "--follow", str(tmp_path / "nope\x1b]0;T\x07.jsonl"))
+    assert proc.returncode != 0
+    assert b"\x1b" not in proc.stderr and b"\x07" not in proc.stderr
+    assert b"nope" in proc.stderr

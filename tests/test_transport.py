@@ -1178,7 +1178,5 @@ def test_a_permission_answer_the_agent_no_longer_reads_fails_nothing() -> None:
         await trio.sleep(1)  # the user thinks; the decision's own task writes the answer
         return "yes"
 
-    snap, _ = drive(
-        agent, body, on_permission=slow_allow, stop_reading_after=3, mock_clock=True
-    )
+    snap, _ = drive(agent, body, on_permission=slow_allow, stop_reading_after=3, mock_clock=True)
     assert snap["sessions"][0]["permissionRequests"][0]["status"] == "answered"

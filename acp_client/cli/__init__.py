@@ -16,6 +16,7 @@ Exit codes (also in ``acp-client replay --help`` and the README):
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 
@@ -193,15 +194,17 @@ def _byte_count(text: str) -> int:
     return value
 
 
+_DEL_C1 = re.compile("[\x7f-\x9f]")
+
+
 def dump_json(value: object, *, indent: int | None = None) -> str:
     """JSON for standard output.
 
     UTF-8 when piped; on a terminal every non-ASCII character is escaped, so that bidi or
     invisible characters from the agent never reach it raw. Control characters are always
-    escaped (json does it for C0; DEL is escaped here).
+    escaped (json does it for C0; DEL and C1 are escaped here).
     """
     import json
-    import re
 
     try:
         text = json.dumps(value, ensure_ascii=sys.stdout.isatty(), indent=indent, allow_nan=False)
@@ -212,9 +215,10 @@ def dump_json(value: object, *, indent: int | None = None) -> str:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from a lenient read: write its escape
         text = re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
-    # DEL is the one control character json leaves raw (it is ASCII); outside strings JSON
-    # has none, so its escape is the same JSON text.
-    return text.replace("\x7f", "\\u007f")
+    # json escapes C0 controls but leaves DEL and the C1 controls (U+0080-U+009F, CSI and
+    # OSC among them) raw when piped; outside strings JSON has none, so their escapes are
+    # the same JSON text.
+    return _DEL_C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _finite(value: object) -> object:

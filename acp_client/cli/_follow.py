@@ -60,7 +60,10 @@ def _follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int
     try:
         handle = open(path, "rb")  # noqa: SIM115 - kept open while following
     except OSError as exc:
-        sys.stderr.write(f"acp-client replay: cannot read {path}: {exc.strerror or exc}\n")
+        from ._sanitize import sanitize_line
+
+        reason = sanitize_line(str(exc.strerror or exc))
+        sys.stderr.write(f"acp-client replay: cannot read {sanitize_line(path)}: {reason}\n")
         return EXIT_UNREADABLE
 
     def view() -> Any:

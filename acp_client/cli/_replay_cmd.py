@@ -149,14 +149,15 @@ def _print_stats(name: str, stats: dict[str, Any], console: Any) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from ._sanitize import sanitize_text
+    from ._sanitize import sanitize_line
 
-    table = Table(title=Text(sanitize_text(name or "example log")), show_header=False)
+    # one line each: a file name or an agent's update kind cannot add rows (\n, \t escaped)
+    table = Table(title=Text(sanitize_line(name or "example log")), show_header=False)
     table.add_column(style="bold")
     table.add_column()
     for key, value in stats.items():
         if isinstance(value, dict):
-            value = ", ".join(f"{sanitize_text(str(k))} {v}" for k, v in value.items()) or "-"
+            value = ", ".join(f"{sanitize_line(str(k))} {v}" for k, v in value.items()) or "-"
         table.add_row(key, Text(str(value)))
     console.print(table)
 
