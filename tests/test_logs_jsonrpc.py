@@ -268,3 +268,19 @@ def test_method_sides_table() -> None:
     assert len([m for m, s in METHOD_SIDES.items() if s == "agent"]) == 36
     assert len([m for m, s in METHOD_SIDES.items() if s == "client"]) == 14
     assert RESULT_SIGNATURES["terminal/output"] == (frozenset({"output", "truncated"}),)
+
+
+@pytest.mark.parametrize("body", [{"result": {"stopReason": "end_turn"}}, {"error": {"code": 1}}])
+def test_2_4_a_response_with_id_null_is_unknown_whatever_its_result(body: Any) -> None:
+    # A result signature would say `incoming`; 2.4: id null pairs with nothing, `unknown`.
+    data = jl(
+        req(0, "initialize"), ok(0, {"protocolVersion": 2}), {"jsonrpc": "2.0", "id": None, **body}
+    )
+    result = read_log(data)
+    assert directions(result)[-1] == "unknown"
+    (diag,) = [d for d in result.diagnostics if d.code == "orphan-response"]
+    assert "a response with id null pairs with no pending request" in diag.message
+    third = [d for d in replay_log(data).snapshot()["diagnostics"] if d.get("line") == 3]
+    assert third == [  # not applied as an answer of the agent's: no invalid-message error
+        {"line": 3, "severity": "warning", "code": "orphan-response", "message": diag.message}
+    ]

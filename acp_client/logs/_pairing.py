@@ -416,13 +416,18 @@ class Pairing(Sink):
     def _orphan(self, hold: _Hold) -> None:
         msg = hold.msg
         if self._infer:
-            msg.direction = self._orphan_direction(msg) or hold.batch_default or "unknown"
-        what = "has id null" if msg.id is None else "pairs with no pending request"
+            # 2.4: a response with id null (about a request nobody could read) is `unknown`
+            msg.direction = (
+                "unknown"
+                if msg.id is None
+                else self._orphan_direction(msg) or hold.batch_default or "unknown"
+            )
+        what = "a response with id null" if msg.id is None else f"response id {msg.id!r}"
         hold.items = [
             warning(
                 "orphan-response",
                 msg.line,
-                f"response id {msg.id!r} {what}; direction {msg.direction}",
+                f"{what} pairs with no pending request; direction {msg.direction}",
             ),
             msg,
         ]
