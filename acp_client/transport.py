@@ -799,7 +799,18 @@ class AgentConnection:
 
         _, result = await self._send_request("initialize", build)
         negotiated = self.connection.protocol_version
-        if negotiated is None or not 1 <= negotiated <= protocol_version:
+        if negotiated is None:
+            # an answer that is no InitializeResponse: the connection's diagnostic says why
+            why = next(
+                (
+                    d.message
+                    for d in reversed(self.connection.diagnostics)
+                    if "initialize" in d.message
+                ),
+                "no protocolVersion",
+            )
+            raise AgentError(f"the agent's initialize result is not valid: {why}")
+        if not 1 <= negotiated <= protocol_version:
             # C2: the client checks the answer; it does not speak another version.
             raise AgentError(
                 f"the agent answered initialize with protocol version {negotiated!r};"

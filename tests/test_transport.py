@@ -1180,3 +1180,16 @@ def test_a_permission_answer_the_agent_no_longer_reads_fails_nothing() -> None:
 
     snap, _ = drive(agent, body, on_permission=slow_allow, stop_reading_after=3, mock_clock=True)
     assert snap["sessions"][0]["permissionRequests"][0]["status"] == "answered"
+
+
+def test_an_initialize_result_without_a_valid_version_is_named_in_the_error() -> None:
+    def init(message: dict[str, Any], out: FakeAgent) -> None:
+        out.result(message["id"], {"protocolVersion": "two", "agentCapabilities": {}})
+
+    async def body(client: AgentConnection) -> None:
+        with pytest.raises(AgentError) as info:
+            await client.initialize()
+        assert "initialize result is not valid" in str(info.value)
+        assert "protocolVersion" in str(info.value)  # the field, not "version None"
+
+    drive(ScriptedAgent({"initialize": init}), body)
