@@ -9,6 +9,7 @@ import unicodedata
 from typing import Any
 
 import pytest
+from helpers import empty_session
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
@@ -755,19 +756,7 @@ def _snapshot_with_terminal(data: bytes) -> dict[str, Any]:
         "output": base64.b64encode(data).decode(),
         "size": {"cols": 20, "rows": 10},
     }
-    session = {
-        "sessionId": "s",
-        "announced": True,
-        "completedTurns": [],
-        "timeline": [],
-        "terminals": [term],
-        "plans": [],
-        "notices": [],
-        "prompts": [],
-        "permissionRequests": [],
-        "unknownUpdates": [],
-        "unretained": [],
-    }
+    session = empty_session("s", announced=True, terminals=[term])
     return {"format": "acp-client/snapshot@1", "sessions": [session], "diagnostics": []}
 
 
