@@ -247,3 +247,21 @@ def test_reader_releases_records_as_soon_as_they_are_final() -> None:
     rest = reader.feed(jl(out(req(1, "session/new"))))
     assert [getattr(i, "code", None) for i in rest] == [None, "response-before-request", None]
     assert reader.close() == []
+
+
+def test_settle_gives_out_what_the_look_ahead_holds_and_reading_goes_on() -> None:
+    # A follower (replay --follow) whose log paused after an unpaired response: the records
+    # after it waited for 8 more records or the end, so the live view stayed behind.
+    reader = LogReader()
+    fed = reader.feed(jl(out(INIT), inc(INIT_OK), inc(ok(7, {"messageId": "u"})), inc(UPDATE)))
+    assert [getattr(r, "line", None) for r in fed] == [1, 2]  # held: the response and after
+    settled = reader.settle()
+    assert [(getattr(r, "line", None), getattr(r, "code", None)) for r in settled] == [
+        (3, "orphan-response"),
+        (3, None),
+        (4, None),
+    ]
+    assert reader.settle() == [] and not reader.done
+    later = reader.feed(jl(inc(UPDATE), out(req(7, "session/prompt")), inc(ok(7, {}))))
+    assert [getattr(r, "line", None) for r in later] == [5, 6, 7]  # 7 pairs with line 6
+    assert reader.close() == []

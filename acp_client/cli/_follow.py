@@ -16,6 +16,8 @@ from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, dump_json
 __all__ = ["follow"]
 
 _POLL_SECONDS = 0.25
+#: After this long without new bytes, what the reader holds back for later records is shown.
+_SETTLE_SECONDS = 1.0
 _BLOCK = 1 << 16
 
 
@@ -81,12 +83,21 @@ def _follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int
     status = EXIT_OK
 
     def pump(refresh: Any) -> None:
+        last_data = time.monotonic()
+        settled = True
         while not reader.done and not replayer.stopped:
             block = handle.read(_BLOCK)
             if block:
                 for item in reader.feed(block):
                     _apply(replayer, item)
+                last_data = time.monotonic()
+                settled = False
                 continue
+            if not settled and time.monotonic() - last_data >= _SETTLE_SECONDS:
+                # the log paused: a response held back for its request is shown now
+                for item in reader.settle():
+                    _apply(replayer, item)
+                settled = True
             refresh()
             time.sleep(_POLL_SECONDS)
 

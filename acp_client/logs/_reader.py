@@ -159,6 +159,18 @@ class LogReader:
             self._run(self._feed, bytes(data))
         return self._take()
 
+    def settle(self) -> list[LogRecord | Diagnostic]:
+        """The input paused: return what waits only for later records, and read on.
+
+        A response held back for a request that may still come (1.10's look-ahead) is
+        given out now as an orphan, as :meth:`close` would; a later request with its id
+        is then one more pending request. For a follower showing a log while it is written
+        (``acp-client replay --follow``), so that the view is not behind what was read.
+        """
+        if not self._done:
+            self.pairing.finish()
+        return self._take()
+
     def close(self) -> list[LogRecord | Diagnostic]:
         """End of input; return every remaining item, in order."""
         if not self._done:
