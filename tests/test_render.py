@@ -739,6 +739,36 @@ def test_emulation_stops_at_its_budget_and_says_how_much_it_left(
     assert "990 bytes not shown: emulating them took too long or failed" in out.getvalue()
 
 
+def test_the_budget_is_per_render_so_a_long_live_stream_is_never_cut(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A cached emulator fed a little at a time (the live view) spends more than the budget
+    # in all, never in one render.
+    import time
+
+    import acp_client.cli._terminal as terminal
+
+    monkeypatch.setattr(terminal, "EMULATION_BUDGET", 0.1)  # one render takes ~10 ms
+    data = b""
+    began = time.monotonic()
+    while time.monotonic() - began < 0.6:
+        data += b"".join(b"building module %d\r\n" % n for n in range(400))  # > 1 slice
+        view = render_terminal_bytes(data, size={"cols": 40, "rows": 5}, cache_key="live")
+    assert view.unemulated_bytes == 0
+    assert view.lines[-1].plain == data.split(b"\r\n")[-2].decode()
+
+
+def test_bytes_not_shown_are_counted_in_bytes_also_when_they_are_not_utf8(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import acp_client.cli._terminal as terminal
+
+    monkeypatch.setattr(terminal, "EMULATION_BUDGET", -1.0)
+    monkeypatch.setattr(terminal, "_FEED_SLICE", 10)
+    view = render_terminal_bytes(b"\xe9" * 100, size={"cols": 20, "rows": 10})  # Latin-1
+    assert view.unemulated_bytes == 90
+
+
 def test_an_emulator_failure_keeps_what_was_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
     import acp_client.cli._terminal as terminal
 

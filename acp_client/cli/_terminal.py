@@ -16,12 +16,11 @@ Emulating is the expensive part, so emulators are cached per terminal (key: term
 geometry) and fed only the bytes appended since the previous call, which keeps repeated
 rendering of a growing terminal (the live view) cheap. A cached emulator is reused only when
 the bytes it was fed are still the start of the output (or of the part of it still retained,
-using ``truncatedBytes``); otherwise it is rebuilt. Output longer than
-:data:`MAX_EMULATED_BYTES` is emulated from a line start near its end only, and an emulator
-stops for good once feeding it took :data:`EMULATION_BUDGET` seconds in all (a few bytes can
-make a terminal redraw its whole screen: an agent's output must not stall the view) or once
-the emulator failed on an input: the rest is counted in ``unemulated_bytes``. The cache is
-not thread-safe.
+using ``truncatedBytes``); otherwise it is rebuilt. A fresh emulator gets only the output
+from a line start near its last :data:`MAX_EMULATED_BYTES`. An emulator stops for good once
+one render's feeding took :data:`EMULATION_BUDGET` seconds (a few bytes can make a terminal
+redraw its whole screen: an agent's output must not stall the view) or once pyte failed on an
+input: the rest is counted in ``unemulated_bytes``. The cache is not thread-safe.
 """
 
 from __future__ import annotations
@@ -65,9 +64,9 @@ MAX_EMULATED_BYTES = 1 << 18
 """At most this many bytes from the end of an output are emulated on a fresh render."""
 
 EMULATION_BUDGET = 2.0
-"""Seconds an emulator may spend on one terminal's output in all before it stops."""
+"""Seconds one render may spend emulating a terminal's new bytes before the emulator stops."""
 
-_FEED_SLICE = 4096  # characters fed between two looks at the clock
+_FEED_SLICE = 4096  # bytes fed between two looks at the clock
 _MAX_COLS = 1000
 _MAX_ROWS = 1000
 _CACHE_SIZE = 64
@@ -182,7 +181,6 @@ class _Emulator:
         self.fed_from = start  # absolute offset of ``fed[0]``
         self.fed = bytearray()  # bytes fed, those before the retained output dropped
         self.view: TerminalView | None = None
-        self.spent = 0.0  # seconds spent feeding so far
         self.stopped_at: int | None = None  # absolute offset where emulating stopped
         self.feed(data)
 
@@ -206,7 +204,11 @@ class _Emulator:
         self.feed(data[self.fed_end - offset :])
 
     def feed(self, data: bytes) -> None:
-        """Emulate more bytes (none once the emulator stopped)."""
+        """Emulate more bytes (none once the emulator stopped).
+
+        One call may take :data:`EMULATION_BUDGET` seconds; past it, or when pyte fails on
+        an input, the emulator stops for good and ``stopped_at`` says from which byte.
+        """
         if not data:
             return
         at = self.fed_end
@@ -214,23 +216,19 @@ class _Emulator:
         self.view = None
         if self.stopped_at is not None:
             return
-        text = self.decoder.decode(data)
         clock = time.monotonic
         start = clock()
         done = 0
         try:
-            while done < len(text):
-                self.stream.feed(text[done : done + _FEED_SLICE])
-                done += _FEED_SLICE
-                if self.spent + clock() - start > EMULATION_BUDGET:
-                    break
-        except Exception:  # pyte failed on an input: show what it drew before
-            done = min(done, len(text))
-            self.stopped_at = at + len(text[:done].encode("utf-8", "surrogatepass"))
-        else:
-            if done < len(text):
-                self.stopped_at = at + len(text[:done].encode("utf-8", "surrogatepass"))
-        self.spent += clock() - start
+            while done < len(data):
+                piece = data[done : done + _FEED_SLICE]
+                self.stream.feed(self.decoder.decode(piece))
+                done += len(piece)
+                if done < len(data) and clock() - start > EMULATION_BUDGET:
+                    self.stopped_at = at + done
+                    return
+        except Exception:  # pyte failed on an input: show what it drew before that piece
+            self.stopped_at = at + done
 
 
 _cache: OrderedDict[Hashable, _Emulator] = OrderedDict()
