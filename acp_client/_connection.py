@@ -1136,6 +1136,17 @@ class Connection:
                 self._requests_sent = False
                 for session in self._sessions.values():
                     session.end_resume(all_of_them=True)
+                    if session._previous is not None:
+                        # a replay the old connection left unanswered ends here, unconfirmed
+                        # (R45: what it did not report again is kept, as unretained)
+                        unretained = session.end_replay(
+                            False, why="got no answer (its connection ended)"
+                        )
+                        events.append(
+                            ev.ReplayFinished(
+                                session_id=session.session_id, ok=False, unretained=unretained
+                            )
+                        )
                     if session._reopening:  # its resume died with the connection: still closed
                         session.set_closed()
             self._initialize_sent = True

@@ -1279,8 +1279,12 @@ class Session:
         self._compactions = {}
         self._turn_start_index = 0
 
-    def end_replay(self, ok: bool) -> int:
-        """Finish a replay; return how many timeline entries were not reported again."""
+    def end_replay(self, ok: bool, *, why: str = "failed") -> int:
+        """Finish a replay; return how many timeline entries were not reported again.
+
+        ``ok`` is false when the resume did not succeed: ``why`` says how, for the
+        ``resume-failed`` diagnostic (its error answer, or the connection ending first).
+        """
         previous = self._previous or {}
         self._previous = None
         kept = 0
@@ -1324,7 +1328,7 @@ class Session:
             self.lifecycle = "open"
         if not ok:
             replayed = "after a partial replay" if self._timeline else "before replaying anything"
-            self._note("resume-failed", f"session/resume failed {replayed} (R45)")
+            self._note("resume-failed", f"session/resume {why} {replayed} (R45)")
         return kept
 
     def _settle_turn_start(self) -> None:

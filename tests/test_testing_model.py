@@ -790,3 +790,21 @@ def test_model_keeps_an_unknown_permission_subject_and_unknown_fields_as_the_lib
     assert perm["_acme_extra"] == {"x": [1]} and perm["status"] == "pending"
     library = replay_log(agent.log_text("acp-client").encode()).snapshot()
     assert session(library)["permissionRequests"] == [perm]
+
+
+def test_a_replay_its_connection_left_unanswered_ends_with_it_in_model_and_library() -> None:
+    # A log's new connection drops the pending resume (LOG-FORMATS 1.10): its replay ended
+    # unconfirmed, and later live work counts again (it stayed "replaying" for ever).
+    agent = FakeAgent(SID).initialize().new_session(1).prompt(2, "one")
+    agent.prompt_response(2, "u1").user_message("u1", "one").state("running").agent_chunk("a1", "x")
+    agent.state("idle", stop_reason="end_turn")
+    agent.resume(3).user_message("u1", "one")  # replayed in part; the agent dies
+    agent.initialize(10).resume(11, replay=False).state("idle", stop_reason="end_turn")
+    agent.resume_response(11).prompt(12, "two").prompt_response(12, "u2")
+    agent.user_message("u2", "two").state("running").state("idle", stop_reason="end_turn")
+    model = session(run(agent))
+    library = session(replay_log(agent.log_text("acp-client").encode()).snapshot())
+    assert model == library
+    assert library["completedTurns"] == ["end_turn", "end_turn"]
+    assert [e["messageId"] for e in library["timeline"]] == ["u1", "u2"]
+    assert [e["messageId"] for e in library["unretained"]] == ["a1"]

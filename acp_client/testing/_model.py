@@ -620,6 +620,8 @@ class ReferenceModel:
                 self._sent_since_initialize = False
                 for session in self._sessions.values():
                     session.resuming = 0
+                    if session.replaying:  # its replay ends unconfirmed with the connection
+                        self._end_replay(session)
                     if session.reopening:  # its resume died with the connection
                         session.reopening, session.closed = False, True
             if (
