@@ -1086,7 +1086,7 @@ class Connection:
                 session_id=sid,
             )
         if error is None or error.code == RESOURCE_NOT_FOUND:
-            if session.set_closed():  # a second close of a closed session is no news
+            if session.set_closed(by_close=True):  # a second close of a closed one is no news
                 events.append(ev.SessionClosed(session_id=sid))
         elif session.lifecycle == "closing":
             session.lifecycle = "open"

@@ -163,6 +163,7 @@ class Session:
         "available_commands",
         "background",
         "cancel_requested",
+        "close_succeeded",
         "closed",
         "commands_updates",
         "config_options",
@@ -202,6 +203,9 @@ class Session:
         """How many ``state_update`` snapshots were applied (replay included)."""
         self.lifecycle: Lifecycle = "open"
         self.closed = False
+        self.close_succeeded = False
+        """Whether a ``session/close`` for it succeeded (the snapshot's ``closed``), not only
+        an agent saying it is gone (-32002 to a resume: ``closed`` too, 12.3 step 5)."""
         self._reopening = False  # a session/resume of this closed session is under way
         self._pending_noted: set[int | str] = set()  # permission-pending-at-idle reported
         self.protocol_version: int | None = None
@@ -1221,10 +1225,15 @@ class Session:
 
     # ---------------------------------------------------------------------- replay
 
-    def set_closed(self) -> bool:
-        """The session is closed (11.5); return whether it was not closed already."""
+    def set_closed(self, *, by_close: bool = False) -> bool:
+        """The session is closed; return whether it was not closed already.
+
+        ``by_close``: a ``session/close`` succeeded (11.5); otherwise the agent said the
+        session is gone (-32002 to a resume, 12.3 step 5).
+        """
         newly = not self.closed
         self.closed = True
+        self.close_succeeded = self.close_succeeded or by_close
         self.lifecycle = "closed"
         self._reopening = False
         return newly

@@ -200,7 +200,7 @@ def session_snapshot(session: Session) -> dict[str, Any]:
         out["protocolVersion"] = session.protocol_version
     if session.state is not None:
         out["state"] = _state_payload(session.state)
-    if session.closed:
+    if session.closed and session.close_succeeded:  # SNAPSHOT.md: after a session/close
         out["closed"] = True
     out["completedTurns"] = list(session._completed)
     out["timeline"] = [entry_snapshot(entry) for entry in session._timeline]
@@ -353,7 +353,7 @@ def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) ->
     where[0] = "completedTurns"
     session._completed = list(data.get("completedTurns", []))
     session._completed_at = [0] * len(session._completed)  # all before what comes next
-    session.closed = bool(data.get("closed"))
+    session.closed = session.close_succeeded = bool(data.get("closed"))
     if session.closed:
         session.lifecycle = "closed"
     where[0] = "prompts"

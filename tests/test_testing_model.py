@@ -808,3 +808,12 @@ def test_a_replay_its_connection_left_unanswered_ends_with_it_in_model_and_libra
     assert library["completedTurns"] == ["end_turn", "end_turn"]
     assert [e["messageId"] for e in library["timeline"]] == ["u1", "u2"]
     assert [e["messageId"] for e in library["unretained"]] == ["a1"]
+
+
+def test_model_a_session_a_resume_found_gone_is_not_closed_in_the_snapshot() -> None:
+    # SNAPSHOT.md: `closed` once a session/close succeeded; a -32002 to a resume (or a v1
+    # load) is none, though the session is gone (12.3 step 5).
+    agent = FakeAgent(SID).resume(1).error(1, -32002, "Resource not found")
+    model = session(run(agent))
+    library = session(replay_log(agent.log_text("acp-client").encode()).snapshot())
+    assert "closed" not in model and model == library

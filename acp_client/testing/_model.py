@@ -477,6 +477,7 @@ class _Session:
     announced: bool = False
     created_by_new: bool = False
     closed: bool = False
+    close_succeeded: bool = False  # the snapshot's `closed`: a session/close succeeded
     reopening: bool = False  # spec 12.3: a resume of this closed session is under way
     replaying: bool = False
     resuming: int = 0
@@ -717,7 +718,8 @@ class ReferenceModel:
         elif method == "session/close" and _is_str(params.get("sessionId")):
             # Spec 11.5: success, or -32002, closes the session.
             if ok or (_is_obj(error) and error.get("code") == -32002):
-                self._session(params["sessionId"]).closed = True
+                closing = self._session(params["sessionId"])
+                closing.closed = closing.close_succeeded = True
         elif (
             method == "session/set_config_option"
             and _is_obj(result)
@@ -1270,7 +1272,7 @@ class ReferenceModel:
             out["protocolVersion"] = self._protocol_version
         if s.state is not None:
             out["state"] = s.state
-        if s.closed:
+        if s.closed and s.close_succeeded:
             out["closed"] = True
         out["completedTurns"] = list(s.completed)
         out["timeline"] = [self._entry(s, key, s.entities[key]) for key in s.timeline]
