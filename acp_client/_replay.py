@@ -136,6 +136,9 @@ class Replayer:
         self._client_seen = False  # the current connection has a client message
         self._probing = False  # v1 without client traffic so far: an agent-only log?
         self._v1_hint = False  # the undecided connection's initialize used v1 field names
+        # v1 requests the adapter renamed (session/load is a session/resume), by id: a
+        # failure is reported under the method the log holds
+        self._v1_methods: dict[Any, str] = {}
         if protocol == 1:
             self._decide(1)
 
@@ -332,6 +335,14 @@ class Replayer:
             return got
         events: list[Event] = []
         before = len(adapter.diagnostics)
+        if (
+            direction == "outgoing"
+            and type(message) is dict
+            and message.get("method") == "session/load"
+        ):
+            rid = message.get("id")
+            if isinstance(rid, int | str) and not isinstance(rid, bool):
+                self._v1_methods[rid] = "session/load"
         for out_direction, out_message in adapter.feed(direction, message, line=line):
             got = self.connection.receive_message(out_message, out_direction, line=line)  # type: ignore[arg-type]
             if self.origins is not None and got and _changed(out_message, message):
@@ -343,14 +354,18 @@ class Replayer:
 
     def _note_failures(self, events: list[Event], line: int | None) -> None:
         for event in events:
+            if type(event) is not ResponseReceived:
+                continue
+            method = event.method
+            if self._v1_methods and method == "session/resume":
+                method = self._v1_methods.pop(event.request_id, method)
             if (
-                type(event) is ResponseReceived
-                and event.error is not None
-                and event.method != "session/prompt"
+                event.error is not None
+                and method != "session/prompt"
                 # -32002 closes the session as a success does (11.5): nothing failed
-                and not (event.method == "session/close" and event.error.code == -32002)
+                and not (method == "session/close" and event.error.code == -32002)
             ):
-                failed = FailedRequest(line, event.method, event.session_id, event.error)
+                failed = FailedRequest(line, method, event.session_id, event.error)
                 self.failed_requests.append(failed)
 
     def _collect_adapter(self, before: int) -> None:

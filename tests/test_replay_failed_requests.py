@@ -70,6 +70,23 @@ def test_a_refused_v1_session_new_is_kept_too() -> None:
     assert isinstance(replayer.failed_requests[0], FailedRequest)
 
 
+def test_a_refused_v1_session_load_is_named_as_the_log_has_it() -> None:
+    # The v1 adapter reads session/load as a session/resume with replay; the failure is the
+    # load the log holds (a Codex load of a missing session: -32002).
+    replayer = Replayer()
+    load = {"sessionId": "gone", "cwd": "/", "mcpServers": []}
+    messages = [
+        ("outgoing", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}),
+        ("incoming", {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1}}),
+        ("outgoing", {"jsonrpc": "2.0", "id": 1, "method": "session/load", "params": load}),
+        ("incoming", {"jsonrpc": "2.0", "id": 1, "error": {"code": -32002, "message": "nf"}}),
+    ]
+    for line, (direction, message) in enumerate(messages, 1):
+        replayer.feed(direction, message, line=line)
+    replayer.finish()
+    assert [(f.line, f.method) for f in replayer.failed_requests] == [(4, "session/load")]
+
+
 def test_a_close_answered_with_session_not_found_closed_the_session_and_did_not_fail() -> None:
     result = replay_log(
         _log(
