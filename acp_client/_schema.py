@@ -21,6 +21,7 @@ Lenient decoding annotations of the schema are attached to fields with ``Annotat
 """
 
 import enum
+import math
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Union
 
 import msgspec
@@ -653,6 +654,11 @@ class Cost(Wire):
     amount: int | float  # kept as received: 1 stays 1 (SNAPSHOT.md)
     currency: str
     meta: Meta_ = UNSET
+
+    def __post_init__(self) -> None:
+        # JSON has no infinity: a number beyond a double (1e400) is out of range (13.5)
+        if type(self.amount) is float and not math.isfinite(self.amount):
+            raise ValueError("`amount` is out of range (beyond a double)")
 
 
 class Error(Wire):

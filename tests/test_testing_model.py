@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -817,3 +818,21 @@ def test_model_a_session_a_resume_found_gone_is_not_closed_in_the_snapshot() -> 
     model = session(run(agent))
     library = session(replay_log(agent.log_text("acp-client").encode()).snapshot())
     assert "closed" not in model and model == library
+
+
+def test_a_cost_beyond_a_double_is_out_of_range_and_the_last_cost_stays() -> None:
+    # 13.5: `cost` is default-on-error; 1e400 (read as infinity) is no amount (R33 keeps
+    # the last cost), in the library and the model.
+    def usage(amount: str) -> bytes:
+        cost = '{"amount":' + amount + ',"currency":"USD"}'
+        update = '{"sessionUpdate":"usage_update","used":1,"size":9,"cost":' + cost + "}"
+        line = '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"'
+        return (line + SID + '","update":' + update + "}}\n").encode()
+
+    data = usage("0.5") + usage("1e400")
+    library = replay_log(data).snapshot()
+    model = ReferenceModel()
+    model.feed_all([("incoming", json.loads(x)) for x in data.splitlines()])
+    assert session(library)["usage"]["cost"] == {"amount": 0.5, "currency": "USD"}
+    assert session(model.snapshot())["usage"] == session(library)["usage"]
+    assert [d["code"] for d in library["diagnostics"]] == ["lenient-default"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import math
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
@@ -1206,7 +1207,10 @@ class ReferenceModel:
         old_cost = s.usage.get("cost") if s.usage is not None else None
         cost = u.get("cost", "omitted")
         valid_cost = (
-            _is_obj(cost) and _is_number(cost.get("amount")) and _is_str(cost.get("currency"))
+            _is_obj(cost)
+            and _is_number(cost.get("amount"))
+            and math.isfinite(cost["amount"])  # 1e400 is out of range (13.5)
+            and _is_str(cost.get("currency"))
         )
         if valid_cost:
             cost = copy.deepcopy(cost)
