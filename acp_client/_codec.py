@@ -730,9 +730,12 @@ def _params(
 ) -> Any:
     if tp is None:
         return params
-    if params is UNSET or params is None:
-        params = {}
     try:
+        if params is UNSET or params is None:
+            # omitted or null: valid when every field is optional; kept as sent (omitted,
+            # null and a value stay three things, also for params)
+            _Converter(diagnostics).convert({}, tp, f"{path}.params")
+            return params
         return _Converter(diagnostics).convert(params, tp, f"{path}.params")
     except _Invalid as exc:
         raise RemoteProtocolError(

@@ -1149,3 +1149,24 @@ def test_an_id_with_a_fraction_is_invalid_and_a_success_never_has_a_null_id() ->
     )
     with pytest.raises(RemoteProtocolError, match="id"):
         Decoder().decode(b'{"jsonrpc":"2.0","id":null,"result":{}}')
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":1,"method":"session/list"}',
+        b'{"jsonrpc":"2.0","id":1,"method":"session/list","params":null}',
+        b'{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}',
+        b'{"jsonrpc":"2.0","id":2,"method":"auth/logout"}',
+    ],
+)
+def test_params_omitted_null_or_empty_are_written_back_as_received(line: bytes) -> None:
+    # Omitted, null and a value are three things, for a request's params too (all of
+    # session/list's fields are optional, so each form is valid).
+    assert encode(Decoder().decode(line)) == line
+
+
+def test_params_omitted_where_a_field_is_required_is_still_invalid() -> None:
+    with pytest.raises(RemoteProtocolError) as info:
+        Decoder().decode(b'{"jsonrpc":"2.0","id":1,"method":"session/new"}')
+    assert info.value.code == -32602 and "cwd" in info.value.message
