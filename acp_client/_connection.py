@@ -1492,7 +1492,10 @@ class Connection:
             LocalProtocolError: the session lists config options and ``value`` is not one
                 of this option's values (select) or not a boolean (boolean), or the option
                 is not listed (C21).
+            TypeError: ``value`` is neither a ``str`` nor a ``bool``.
         """
+        if not isinstance(value, str | bool):
+            raise TypeError(f"a config value is a str (a value id) or a bool, not {value!r}")
         session = self._sessions.get(session_id)
         _check_config_value(session.config_options if session else None, config_id, value)
         params = s.SetSessionConfigOptionRequest(

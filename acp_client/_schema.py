@@ -1181,6 +1181,13 @@ class SetSessionConfigOptionRequest(Wire):
     value: Any
     meta: Meta_ = UNSET
 
+    def __post_init__(self) -> None:
+        # the known value types fix the value's JSON type; other types carry any value
+        if self.type == "boolean" and type(self.value) is not bool:
+            raise ValueError("`value` must be a boolean for `type` \"boolean\"")
+        if self.type == "id" and type(self.value) is not str:
+            raise ValueError("`value` must be a string (a value id) for `type` \"id\"")
+
 
 class SetSessionConfigOptionResponse(Wire):
     """Result of ``session/set_config_option``: the complete option list."""

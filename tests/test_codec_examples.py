@@ -1170,3 +1170,27 @@ def test_params_omitted_where_a_field_is_required_is_still_invalid() -> None:
     with pytest.raises(RemoteProtocolError) as info:
         Decoder().decode(b'{"jsonrpc":"2.0","id":1,"method":"session/new"}')
     assert info.value.code == -32602 and "cwd" in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "ok"),
+    [
+        ("boolean", True, True),
+        ("boolean", "yes", False),
+        ("id", "fast", True),
+        ("id", 5, False),
+        ("_custom", {"any": 1}, True),
+    ],
+)
+def test_set_config_option_value_matches_its_known_type(kind: str, value: Any, ok: bool) -> None:
+    # schema: `type: "boolean"` carries a boolean, `type: "id"` a value id (string)
+    params = {"sessionId": "s", "configId": "c", "type": kind, "value": value}
+    line = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "session/set_config_option", "params": params}
+    )
+    if ok:
+        assert encode(Decoder().decode(line.encode())) == line.replace(" ", "").encode()
+    else:
+        with pytest.raises(RemoteProtocolError) as info:
+            Decoder().decode(line.encode())
+        assert info.value.code == -32602 and "value" in info.value.message
