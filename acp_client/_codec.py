@@ -25,6 +25,7 @@ Errors are :class:`RemoteProtocolError` with the JSON path and the JSON-RPC code
 from __future__ import annotations
 
 import functools
+import sys
 import types
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -780,6 +781,23 @@ def _walk(value: Any) -> Any:
     return value
 
 
+def _walk_deep(obj: Any) -> Any:
+    """:func:`_walk`, also for values nested deeper than Python's recursion limit allows.
+
+    The decoder takes JSON nested up to its parser's limit (about a thousand levels), so
+    encoding what it accepted may recurse that deep: the limit is raised for that walk only.
+    """
+    try:
+        return _walk(obj)
+    except RecursionError:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 20_000))
+        try:
+            return _walk(obj)
+        finally:
+            sys.setrecursionlimit(limit)
+
+
 def to_builtins(obj: Any) -> Any:
     """Plain JSON-compatible Python data for a Struct (unknown fields written in place)."""
     if not _EXTRAS.seen:
@@ -787,9 +805,9 @@ def to_builtins(obj: Any) -> Any:
             if _EXTRA_MARK not in _ENCODER.encode(obj):
                 return msgspec.to_builtins(obj)
         except UnicodeEncodeError:
-            return _walk(obj)  # a lone surrogate (see ``encode``): no JSON to look into
+            return _walk_deep(obj)  # a lone surrogate (see ``encode``): no JSON to look into
         _EXTRAS.seen = True  # a Struct was built with ``extra`` by hand
-    return _walk(obj)
+    return _walk_deep(obj)
 
 
 def encode(obj: Any) -> bytes:
@@ -803,7 +821,7 @@ def encode(obj: Any) -> bytes:
     except UnicodeEncodeError:
         import json
 
-        return json.dumps(_walk(obj), separators=(",", ":")).encode()
+        return json.dumps(_walk_deep(obj), separators=(",", ":")).encode()
     if _EXTRA_MARK in out:
-        out = _ENCODER.encode(_walk(obj))
+        out = _ENCODER.encode(_walk_deep(obj))
     return out

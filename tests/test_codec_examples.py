@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from acp_client import Decoder, Diagnostic, RemoteProtocolError, encode
+from acp_client import Decoder, Diagnostic, RemoteProtocolError, encode, to_builtins
 from acp_client import schema as s
 from acp_client.schema import UNSET
 
@@ -1194,3 +1194,18 @@ def test_set_config_option_value_matches_its_known_type(kind: str, value: Any, o
         with pytest.raises(RemoteProtocolError) as info:
             Decoder().decode(line.encode())
         assert info.value.code == -32602 and "value" in info.value.message
+
+
+def test_what_the_decoder_accepts_however_deep_encodes_back() -> None:
+    # JSON nested ~900 deep in a raw field of a message with an unknown field (the walk that
+    # writes unknown fields back in place recursed past Python's limit: RecursionError).
+    deep = b"[" * 900 + b"]" * 900
+    line = (
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+        b'{"sessionUpdate":"tool_call_update","toolCallId":"c","futureField":1,"rawInput":'
+        + deep
+        + b"}}}"
+    )
+    message = Decoder().decode(line)
+    assert msgspec.json.decode(encode(message)) == msgspec.json.decode(line)
+    assert to_builtins(message)["params"]["update"]["futureField"] == 1
