@@ -1184,9 +1184,9 @@ class SetSessionConfigOptionRequest(Wire):
     def __post_init__(self) -> None:
         # the known value types fix the value's JSON type; other types carry any value
         if self.type == "boolean" and type(self.value) is not bool:
-            raise ValueError("`value` must be a boolean for `type` \"boolean\"")
+            raise ValueError('`value` must be a boolean for `type` "boolean"')
         if self.type == "id" and type(self.value) is not str:
-            raise ValueError("`value` must be a string (a value id) for `type` \"id\"")
+            raise ValueError('`value` must be a string (a value id) for `type` "id"')
 
 
 class SetSessionConfigOptionResponse(Wire):
