@@ -57,16 +57,8 @@ class BatchReplies:
 
         (The agent reused its id.) Returns its batch's array if that was the last reply due.
         """
-        waiting = self._of.get(request_id)
-        if not waiting:
-            return b""
-        batch = waiting.pop(0)
-        if not waiting:
-            del self._of[request_id]
-        batch.waiting -= 1
-        if batch.open or batch.waiting:
-            return b""
-        return _array(batch.replies)
+        batch = self._take(request_id)
+        return b"" if batch is None else _ready(batch)
 
     def route(self, request_id: RequestId | None, reply: bytes) -> bytes:
         """Take one encoded reply (no newline); return the bytes to write now, maybe none.
@@ -74,20 +66,29 @@ class BatchReplies:
         A reply to a request of a batch waits for the batch's other replies; an ``id: null``
         error made while a batch is applied belongs to that batch.
         """
-        waiting = self._of.get(request_id) if request_id is not None else None
-        if waiting:
-            batch = waiting.pop(0)
-            if not waiting:
-                del self._of[request_id]  # type: ignore[arg-type]
-            batch.waiting -= 1
-        elif request_id is None and self._current is not None:
+        batch = self._take(request_id) if request_id is not None else None
+        if batch is None:
+            if request_id is not None or self._current is None:
+                return reply + b"\n"
             batch = self._current
-        else:
-            return reply + b"\n"
         batch.replies.append(reply)
-        if batch.open or batch.waiting:
-            return b""
-        return _array(batch.replies)
+        return _ready(batch)
+
+    def _take(self, request_id: RequestId) -> _Batch | None:
+        """The batch waiting for a reply to ``request_id`` (oldest first), no longer waiting."""
+        waiting = self._of.get(request_id)
+        if not waiting:
+            return None
+        batch = waiting.pop(0)
+        if not waiting:
+            del self._of[request_id]
+        batch.waiting -= 1
+        return batch
+
+
+def _ready(batch: _Batch) -> bytes:
+    """A closed batch's array once no reply is due any more, else nothing yet."""
+    return b"" if batch.open or batch.waiting else _array(batch.replies)
 
 
 def _array(replies: list[bytes]) -> bytes:
