@@ -56,7 +56,7 @@ from ._errors import (
 from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong
 from ._prompts import PermissionState, PromptState
 from ._session import Session, runs_of
-from ._snapshot import _PERMISSION_KEYS, FORMAT, session_snapshot
+from ._snapshot import FORMAT, session_snapshot
 
 __all__ = ["Connection", "Direction", "SentRequest"]
 
@@ -838,15 +838,7 @@ class Connection:
             for problem in option_problems(params.options):
                 self._note("invalid-permission-request", problem, session_id=session.session_id)
             if params.extra:
-                clash = sorted(_PERMISSION_KEYS.intersection(params.extra))
-                if clash:
-                    self._note(
-                        "unknown-field-shadowed",
-                        f"permission request {rid!r}: unknown field(s)"
-                        f" {', '.join(map(repr, clash))} share a name with the snapshot's own"
-                        " keys: kept in the live state, left out of the snapshot",
-                        session_id=session.session_id,
-                    )
+                session._check_shadowed(params.extra, "permission request", rid)
             if type(subject) is s.CommandPermissionSubject and relative_path(subject.cwd):
                 self._note(
                     "relative-path",

@@ -87,6 +87,10 @@ _SNAPSHOT_KEYS = {
         {"terminalId", "command", "cwd", "output", "exitStatus", "size", "capabilities"}
         | {"_meta", "truncatedBytes"}
     ),
+    "permission request": frozenset(
+        {"requestId", "title", "description", "toolCallId", "status", "outcome", "options"}
+        | {"subject"}
+    ),
 }
 
 
@@ -519,6 +523,11 @@ class Session:
         self, stored: dict[str, Any] | None, extra: Any, kind: str, key: str
     ) -> dict[str, Any] | None:
         """:func:`patch_extra`, noting unknown fields the snapshot cannot hold (R35)."""
+        self._check_shadowed(extra, kind, key)
+        return patch_extra(stored, extra)
+
+    def _check_shadowed(self, extra: Mapping[str, Any], kind: str, key: object) -> None:
+        """Note unknown fields named like the snapshot's own keys of a ``kind`` object (R35)."""
         clash = [k for k in _SNAPSHOT_KEYS[kind].intersection(extra) if extra[k] is not None]
         if clash:
             self._note(
@@ -527,7 +536,6 @@ class Session:
                 " a name with the snapshot's own keys: kept in the live state (`extra`), left"
                 " out of the snapshot",
             )
-        return patch_extra(stored, extra)
 
     def _reject(self, update: Any, code: str, message: str) -> ev.Event:
         self._note(code, message, "error")

@@ -18,7 +18,7 @@ from ._codec import convert, to_builtins
 from ._entities import CompactionState, MessageState, TerminalState, TimelineEntry, ToolCallState
 from ._errors import RemoteProtocolError
 from ._prompts import PermissionState, PromptState
-from ._session import Session
+from ._session import _SNAPSHOT_KEYS, Session
 
 __all__ = ["FORMAT", "load_session", "session_snapshot"]
 
@@ -188,9 +188,7 @@ def _permission_snapshot(perm: PermissionState) -> dict[str, Any]:
 
 
 #: Keys of a PERMISSION object, also those it may lack (an unknown field never takes them).
-_PERMISSION_KEYS = frozenset(
-    {"requestId", "title", "description", "toolCallId", "status", "outcome", "options", "subject"}
-)
+_PERMISSION_KEYS = _SNAPSHOT_KEYS["permission request"]
 
 
 def session_snapshot(session: Session) -> dict[str, Any]:
