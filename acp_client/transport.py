@@ -463,25 +463,19 @@ class AgentConnection:
         conn = self.connection
         adapter = self._v1
         assert adapter is not None
-        if not isinstance(obj, list):
-            if not isinstance(obj, dict):
-                return conn.receive_line(line)  # not a message: the connection answers -32600
-            events: list[ev.Event] = []
-            for direction, message in adapter.feed("incoming", obj):
-                events.extend(conn.receive_message(message, direction))  # type: ignore[arg-type]
-            return events
+        if not isinstance(obj, list | dict):
+            return conn.receive_line(line)  # not a message: the connection answers -32600
         out: list[Any] = []
-        for item in obj:
+        for item in obj if isinstance(obj, list) else [obj]:
             if isinstance(item, dict):
                 out.extend(adapter.feed("incoming", item))
             else:
                 out.append(("incoming", item))  # an invalid entry, answered inside the array
-        if obj and not out:
-            return []  # all taken by the adapter: nothing reaches the connection
-        if all(direction == "incoming" for direction, _ in out):
+        batch = isinstance(obj, list) and (bool(out) or not obj)  # [] is an (empty) batch
+        if batch and all(direction == "incoming" for direction, _ in out):
             return conn.receive_message([message for _, message in out], "incoming")
-        events = []
-        for direction, message in out:  # never for now: the adapter answers nothing itself
+        events: list[ev.Event] = []
+        for direction, message in out:
             events.extend(conn.receive_message(message, direction))
         return events
 
