@@ -72,6 +72,7 @@ def test_a01_prompt_response_echo_running_chunks_idle() -> None:
 
 
 def test_a02_user_message_before_response_no_duplicate() -> None:
+    """C15: the user message came first; the response links to it, no duplicate."""
     live = Live()
     live.new_session()
     rid = live.prompt("Fix it")
@@ -132,6 +133,7 @@ def test_a04_prompt_rejected_invalid_params() -> None:
 
 
 def test_a05_message_replace_append_clear() -> None:
+    """C16: per message, in arrival order: replace, append, keep, clear."""
     log = Log()
     log.upd(
         msg("agent", "m", content=[text("A")]),
@@ -149,6 +151,7 @@ def test_a05_message_replace_append_clear() -> None:
 
 
 def test_a06_tool_call_lifecycle_and_lenient_fields() -> None:
+    """C17: a tool call first seen in a content chunk is created; then applied in order."""
     log = Log()
     log.upd(tool_chunk("c", "first"))
     assert log.timeline() == [tool_entry("c", content=[text_item("first")])]
@@ -182,6 +185,7 @@ def test_a06_tool_call_lifecycle_and_lenient_fields() -> None:
 
 
 def test_a07_terminal_reference_chunks_snapshot_exit() -> None:
+    """C19: chunks decoded one by one and appended; a snapshot replaces, never spliced."""
     log = Log()
     log.upd(tool("c", content=[{"type": "terminal", "terminalId": "t"}]))
     assert log.session()["terminals"] == [{"terminalId": "t", "output": "", "truncatedBytes": 0}]
@@ -215,6 +219,7 @@ def test_a08_split_four_byte_utf8_character() -> None:
 
 
 def test_a09_plans_replaced_kept_separately_unknown_raw() -> None:
+    """C18 / A16: each plan update replaces the whole content kept under its planId."""
     log = Log()
     log.upd(plan_items("p1", "a", "b"), plan_items("p2", "x"), plan_items("p1", "c"))
     md = {"type": "markdown", "planId": "p2", "content": "# md"}
@@ -231,6 +236,7 @@ def test_a09_plans_replaced_kept_separately_unknown_raw() -> None:
 
 
 def test_a10_cancel_permission_overlay_later_status_idle() -> None:
+    """C22: a cancel answers the pending permission and marks the tool call; updates go on."""
     live = Live()
     live.new_session()
     live.upd(state("running"), tool("c", status="in_progress"))
@@ -253,6 +259,7 @@ def test_a10_cancel_permission_overlay_later_status_idle() -> None:
 
 @pytest.mark.parametrize("reset", [True, False])
 def test_a11_resume_replay_over_existing_state(reset: bool) -> None:
+    """A5: replayed messages keep their ids; with or without the reset, no duplicates."""
     live = Live()
     live.new_session()
     p1 = live.prompt("one")
@@ -293,6 +300,7 @@ def test_a11_resume_replay_over_existing_state(reset: bool) -> None:
 
 
 def test_a12_unknown_variants_raw_malformed_chunk_rejected() -> None:
+    """C14 / A10 / A6: custom and reserved variants kept raw; no messageId, rejected."""
     log = Log()
     unknown = [
         {"sessionUpdate": "_acme_progress", "p": 1},
@@ -307,6 +315,7 @@ def test_a12_unknown_variants_raw_malformed_chunk_rejected() -> None:
 
 
 def test_a13_batch_of_three_updates_in_array_order() -> None:
+    """R29: the entries of a received batch are applied in array order."""
     conn = Connection()
     conn.receive_data(
         line(
@@ -321,6 +330,7 @@ def test_a13_batch_of_three_updates_in_array_order() -> None:
 
 
 def test_a14_commands_malformed_untyped_unknown_and_bad_config() -> None:
+    """R61: a command without `type` is dropped like a malformed one."""
     log = Log()
     ok = {"type": "command", "name": "ok", "description": "fine"}
     weird = {"type": "_acme", "name": "w", "description": "W", "x": 1}
@@ -683,6 +693,7 @@ def test_a28_held_prompts() -> None:
 
 
 def test_a29_agent_cancel_request_for_permission() -> None:
+    """C24: the withdrawn permission request is answered exactly once."""
     live = Live()
     live.new_session()
     live.agent(permission(5))
@@ -716,6 +727,7 @@ def test_a30_paused_location_line_zero_unknown_status() -> None:
 
 
 def test_a31_custom_state_then_idle() -> None:
+    """C27: an unrecognized state is busy, never idle, and not the old state confirmed."""
     log = Log()
     raw = {"state": "_acme_thinking", "background": [], "detail": {"x": 1}}
     log.upd({"sessionUpdate": "state_update", **raw})

@@ -103,6 +103,7 @@ def test_1_1_bytes_split_anywhere_give_the_same_events() -> None:
 
 
 def test_1_8_non_json_line_is_skipped_with_diagnostic() -> None:
+    """A22: what the agent writes that is no ACP message is skipped and diagnosed."""
     conn = Connection()
     events = conn.receive_data(b"{oops\n" + line(update(chunk("agent", "a", "x"))))
     assert isinstance(events[0], InvalidMessageReceived)
@@ -202,6 +203,7 @@ def test_1_5_invalid_batch_entry_is_answered_with_invalid_request() -> None:
 
 
 def test_1_5_all_notification_batch_gets_no_reply() -> None:
+    """C11: notifications are never answered, not even with an empty array."""
     conn = Connection()
     conn.receive_data(line([update(idle()), update(chunk("agent", "a", "x"))]))
     assert conn.data_to_send() == b""
@@ -332,6 +334,7 @@ def test_1_4_initialize_is_repeatable_only_until_another_request_is_sent() -> No
 
 
 def test_c2_an_answer_with_a_protocol_version_not_offered_is_an_error() -> None:
+    """A23: the agent answers a version at or below the offer."""
     conn = Connection()
     rid, _ = conn.send_initialize(protocol_version=2)
     conn.receive_data(line(response(rid, {"protocolVersion": 3, "capabilities": {}, "info": INFO})))
@@ -869,6 +872,7 @@ def test_10_5_error_response_rejects_without_history() -> None:
 
 
 def test_10_6_rejected_prompt_is_never_linked() -> None:
+    """A1: an error means not inserted, so a rejected prompt is never linked."""
     log = Log()
     log.client(prompt_request(1))
     log.agent(error(1, -32603, "x"))
@@ -882,6 +886,7 @@ def test_10_6_rejected_prompt_is_never_linked() -> None:
 
 
 def test_r2_accepted_but_never_echoed_stays_accepted_with_diagnostic_at_work_end() -> None:
+    """A3: the inserted message must be reported live."""
     log = Log()
     log.client(prompt_request(1))
     log.agent(response(1, {"messageId": "u1"}))
@@ -899,6 +904,7 @@ def test_r2_accepted_but_never_echoed_stays_accepted_with_diagnostic_at_work_end
 
 @pytest.mark.parametrize("stop", ["end_turn", "cancelled"])
 def test_6_3_an_idle_while_idle_awaiting_a_prompts_work_is_no_turn_but_is_said(stop: str) -> None:
+    """A7: work that skipped `running` is diagnosed."""
     # An agent that skips `running` (a locally handled command, a prompt cancelled before its
     # work started): the idle is no completion (6.3, R51), and wait_done() would wait on.
     live = Live()
@@ -920,6 +926,7 @@ def test_6_3_an_idle_while_idle_awaiting_a_prompts_work_is_no_turn_but_is_said(s
 
 @pytest.mark.parametrize("result", [{}, {"messageId": None}, {"messageId": 5}, None, "ok", [1]])
 def test_r8_response_without_string_message_id_is_accepted_unbound(result: object) -> None:
+    """A2: the success result must carry a string `messageId`."""
     log = Log()
     log.client(prompt_request(1))
     log.agent(response(1, result))
@@ -945,6 +952,7 @@ def test_r9_prompt_while_running_stays_pending_until_answered() -> None:
 
 
 def test_r10_two_submissions_with_the_same_message_id_both_link() -> None:
+    """A4: distinct submissions must get distinct message ids."""
     log = Log()
     log.client(prompt_request(1), prompt_request(2))
     log.agent(response(1, {"messageId": "u"}), response(2, {"messageId": "u"}))
@@ -1991,6 +1999,7 @@ def test_r11_unannounced_session_is_not_presumed_idle() -> None:
 
 
 def test_12_3_missing_resume_snapshot_is_a_diagnostic() -> None:
+    """A17: a resume sends a current `state_update` before its response."""
     live = Live()
     live.new_session()
     live.upd(state("running"))

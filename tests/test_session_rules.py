@@ -512,6 +512,7 @@ def test_6_3_running_to_idle_records_one_completion() -> None:
 
 
 def test_6_3_requires_action_starts_work_and_ends_with_idle() -> None:
+    """A9: `requires_action`, then `running` or `idle`, spans one piece of work."""
     log = Log()
     log.upd(
         state("requires_action"), state("running"), state("requires_action"), idle("max_tokens")
@@ -528,6 +529,7 @@ def test_r51_idle_while_idle_or_none_records_nothing() -> None:
 
 
 def test_r12_idle_without_stop_reason_ending_work_records_null() -> None:
+    """A8: the idle that ends work must carry a stop reason."""
     log = Log()
     log.upd(state("running"), idle(None))
     assert log.session()["completedTurns"] == [None]
@@ -765,6 +767,7 @@ def test_r22_a_terminal_created_by_a_reference_has_its_created_event() -> None:
 
 
 def test_6_4_work_listed_twice_in_background_is_a_diagnostic() -> None:
+    """A25: each piece of background work is listed once."""
     log = Log()
     t9 = {"type": "terminal", "terminalId": "t9"}
     log.upd(term("t9"), state("running", background=[t9, {"type": "_x", "id": 1}]))
@@ -954,6 +957,7 @@ def test_7_2_chunk_meta_never_patches_the_tool_call() -> None:
 
 
 def test_7_3_unknown_tool_call_id_is_created_by_chunk_or_update() -> None:
+    """A12: a tool call reported without its title first is still created."""
     log = Log()
     log.upd(tool_chunk("c1", "x"), tool("c2", status="completed"))
     assert log.timeline() == [
@@ -999,6 +1003,7 @@ def test_7_5_terminal_content_item_creates_the_terminal() -> None:
 
 
 def test_7_6_diff_without_patch_and_with_unknown_operation() -> None:
+    """C20: a diff without `patch` is read from its `changes`."""
     diff = {
         "type": "diff",
         "changes": [
