@@ -163,7 +163,7 @@ def _splits(lines: list[bytes]) -> st.SearchStrategy[list[bytes]]:
 
 
 def test_a_run_of_chunks_is_one_event_each_in_order() -> None:
-    """Spec 3.2/R4: a chunk appends one block; ten chunks in one read are ten events."""
+    """Spec 4.3/R4: a chunk appends one block; ten chunks in one read are ten events."""
     words = [f"w{i} " for i in range(10)]
     lines = [
         _line(
@@ -187,7 +187,7 @@ def test_a_run_of_chunks_is_one_event_each_in_order() -> None:
 
 
 def test_a_run_of_chunks_for_several_messages_fills_each_in_order() -> None:
-    """3.2/R4 per message id: one read holding m1's chunks, then m2's, then m1's again."""
+    """4.3/R4 per message id: one read holding m1's chunks, then m2's, then m1's again."""
     plan = [("m1", "a"), ("m1", "b"), ("m2", "c"), ("m2", "d"), ("m2", "e"), ("m1", "f")]
     lines = [
         _line(

@@ -5,7 +5,10 @@ The code and the tests cite the project's rules reference (docs/rules.md) by id:
 (``section 6.3``, ``ACP-V2-CLIENT-STATE.md 12.5``, ``spec section 2.4``). The other documents
 of docs/ are cited by name and section: ``V1-TO-V2 8`` / ``V1-TO-V2.md section 3.2``
 (docs/v1-to-v2.md), ``LOG-FORMATS 1.10`` (docs/log-formats.md), ``SNAPSHOT.md PERMISSION``
-(docs/snapshot.md). docs/README.md describes the conventions.
+(docs/snapshot.md). A section number also counts without the word "section" where it opens a
+comment or string (``# 6.3: ...``) or is chained with a rule id (``(12.3, A17)``, ``3.2/R4``),
+and in a test's name (``test_1_5_...`` is section 1.5). docs/README.md describes the
+conventions.
 
 Only comments, string literals and test names (``test_r8_...``) are read, so ``V1 = [...]`` or
 ``R2 = ...`` in code is no citation; a string that is nothing but an id (``"name": "A2"``) is
@@ -57,6 +60,13 @@ DOC_NAME = re.compile(
 SECTIONS_AFTER_NAME = re.compile(rf"\A(?:\s+sections?)?\s+(?P<nums>{_NUM_LIST})(?![\w.]\d|\.\d)")
 # "section[s] 1.2" anywhere.
 BARE_SECTIONS = re.compile(rf"\b[Ss]ections?\s+(?P<nums>{_NUM_LIST})(?![\w.]\d|\.\d)")
+# Section numbers without the word "section": at the opening of a comment or string
+# ("# 6.3: ...", "# 10.5 / 12.3 step 5:"), or chained with a rule id ("(12.3, A17)", "3.2/R4").
+_DOTTED = r"(?<![\w.])\d{1,2}\.\d{1,2}(?![\w.]\d|\.\d)"
+DOTTED = re.compile(_DOTTED)
+LEADING_NUMBERS = re.compile(rf"\A\s*{_DOTTED}(?:(?: step \d)?\s*/\s*{_DOTTED})*(?: step \d)?\s*:")
+_ITEM = rf"(?:[RCA][1-9]\d?\b|{_DOTTED}(?: step \d)?)"
+ID_CHAIN = re.compile(rf"{_ITEM}(?:\s*[/,]\s*{_ITEM})+")
 # "SNAPSHOT.md PERMISSION": an object of the snapshot format.
 SNAPSHOT_OBJECT = re.compile(r"\A[ ,]+(?P<obj>[A-Z_]{4,})\b")
 APPENDIX = re.compile(r"\bAppendix A\b")
@@ -100,6 +110,15 @@ def _unquote(literal: str) -> str:
     return re.sub(r"\A[rbfuRBFU]*(\"\"\"|'''|\"|')|(\"\"\"|'''|\"|')\Z", "", literal)
 
 
+def _test_name_citations(name: str) -> str:
+    """The citations a test's name carries, as text: ``test_1_5_x_r29`` -> ``section 1.5 R29``."""
+    ids = [seg.upper() for seg in name.split("_") if TEST_NAME_ID.fullmatch(seg)]
+    section = re.match(r"test_(\d{1,2})(?:_(\d{1,2}))?_", name)
+    if section:
+        ids.insert(0, "section " + ".".join(n for n in section.groups() if n))
+    return " ".join(ids)
+
+
 def _text_blocks(source: str, test_names: bool = True) -> Iterator[tuple[int, str]]:
     """(first line, text) of each comment block and string literal of a Python source.
 
@@ -126,9 +145,8 @@ def _text_blocks(source: str, test_names: bool = True) -> Iterator[tuple[int, st
             block.append(tok.string.lstrip("#"))
             block_end = line
         elif tok.type == tokenize.NAME and test_names and previous and previous[-1].string == "def":
-            ids = [seg.upper() for seg in tok.string.split("_") if TEST_NAME_ID.fullmatch(seg)]
-            if tok.string.startswith("test_") and ids:
-                yield tok.start[0], " ".join(ids)
+            if tok.string.startswith("test_"):
+                yield tok.start[0], _test_name_citations(tok.string)
         elif tok.type in STRING_TOKENS:
             body = tok.string
             is_match = [t.string for t in previous] == ["match", "="]
@@ -211,15 +229,23 @@ def citations_in_source(rel: str, source: str) -> list[Citation]:
                     found.append(Citation(rel, line_of(m.start()), doc, num))
             elif doc == "rules" and APPENDIX.match(rest.lstrip()):
                 found.append(Citation(rel, line_of(m.start()), doc, "appendix-a"))
+
+        def doc_at(pos: int, names: list[re.Match[str]] = names) -> str:
+            before = [n for n in names if n.end() <= pos]
+            doc = _doc_key(before[-1]["name"]) if before else default
+            return "rules" if doc == "snapshot" else doc
+
         for m in BARE_SECTIONS.finditer(text):
             if any(n.start() < m.start() <= n.end() + 1 for n in names):
                 continue  # "<document> section n": read above
-            before = [n for n in names if n.end() <= m.start()]
-            doc = _doc_key(before[-1]["name"]) if before else default
-            if doc == "snapshot":
-                doc = "rules"
             for num in _expand(m["nums"]):
-                found.append(Citation(rel, line_of(m.start()), doc, num))
+                found.append(Citation(rel, line_of(m.start()), doc_at(m.start()), num))
+        # "# 6.3: ..." opening a comment or string; "(12.3, A17)", "10.4 / R49": next to an id.
+        bare = [LEADING_NUMBERS.match(_unquote(text))]
+        bare += [c for c in ID_CHAIN.finditer(text) if RULE_ID.search(c[0])]
+        for m in filter(None, bare):
+            for num in DOTTED.findall(m[0]):
+                found.append(Citation(rel, line_of(m.start()), doc_at(m.start()), num))
     return found
 
 
@@ -314,6 +340,29 @@ def test_a_file_that_implements_another_document_reads_bare_sections_against_it(
     assert {(c.doc, c.target) for c in citations_in_source("a.py", source)} == {("v1-to-v2", "4.1")}
     source = '"""Talk to an agent.\n\nv1: see V1-TO-V2.md."""\n# It reconciles (section 10.5).\n'
     assert {(c.doc, c.target) for c in citations_in_source("a.py", source)} == {("rules", "10.5")}
+
+
+def test_bare_section_numbers_read_where_they_open_a_comment_or_sit_next_to_an_id() -> None:
+    source = (
+        "# 10.5 / 12.3 step 5: a resume error\n"
+        "x = 1  # version 3.11, see (12.4, A17) and 3.2/R4\n"
+        "def test_1_5_batch_r29() -> None:\n"
+        '    """A float 0.5 or 2.0 is no section."""\n'
+    )
+    got = {(c.line, c.doc, c.target) for c in citations_in_source("acp_client/_x.py", source)}
+    assert got == {
+        (1, "rules", "10.5"),
+        (1, "rules", "12.3"),
+        (2, "rules", "12.4"),
+        (2, "id", "A17"),
+        (2, "rules", "3.2"),
+        (2, "id", "R4"),
+        (3, "rules", "1.5"),
+        (3, "id", "R29"),
+    }
+    logs = '"""The log reader (LOG-FORMATS.md)."""\ndef test_2_2_directions() -> None: ...\n'
+    got = {(c.doc, c.target) for c in citations_in_source("tests/test_logs.py", logs)}
+    assert got == {("log-formats", "2.2")}
 
 
 def test_appendix_a_scenario_names_are_no_rule_ids() -> None:
