@@ -294,6 +294,29 @@ def test_rules_md_defines_every_rule_id_once() -> None:
     assert ids == expected
 
 
+def _anchors(text: str) -> set[str]:
+    """The link targets of a Markdown text: explicit anchors and GitHub's heading slugs."""
+    slugs = {
+        re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        for heading in re.findall(r"^#{1,6}\s+(.+)$", text, re.M)
+    }
+    return slugs | set(_ANCHOR.findall(text))
+
+
+@pytest.mark.parametrize("name", ["rules.md", "README.md"])
+def test_links_of_the_rules_docs_resolve(name: str) -> None:
+    text = (DOCS / name).read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert links
+    for link in links:
+        target, _, anchor = link.partition("#")
+        assert not target.startswith("http"), link
+        path = DOCS / target if target else DOCS / name
+        assert path.is_file(), link
+        if anchor:
+            assert anchor in _anchors(path.read_text(encoding="utf-8")), link
+
+
 def test_rules_md_keeps_the_spec_section_numbers() -> None:
     sections = entries("rules")
     chapters = {str(n) for n in range(16)}
