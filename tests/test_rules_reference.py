@@ -336,56 +336,52 @@ def test_r5_a29_chunk() -> None:
     # section 1.4 there
     return f"answered twice (R10)"
 '''
+PROBE_FOUND = {
+    *((1, "rules", n) for n in ("1", "10", "11", "12")),
+    (1, "v1-to-v2", "8"),
+    (1, "log-formats", "1.10"),
+    (2, "id", "R8"),
+    (2, "id", "R9"),
+    (2, "rules", "6.3"),
+    (3, "snapshot", "PERMISSION"),
+    (4, "id", "C21"),
+    (5, "id", "R5"),
+    (5, "id", "A29"),
+    *((6, "log-formats", n) for n in ("2", "3", "1.4")),
+    (9, "id", "R10"),
+}
+BARE = """# 10.5 / 12.3 step 5: a resume error
+x = 1  # version 3.11, see (12.4, A17) and 3.2/R4
+def test_1_5_batch_r29() -> None:
+    \"\"\"A float 0.5 or 2.0 is no section.\"\"\"
+"""
+BARE_FOUND = {
+    *((1, "rules", n) for n in ("10.5", "12.3")),
+    *((2, "rules", n) for n in ("12.4", "3.2")),
+    *((2, "id", r) for r in ("A17", "R4")),
+    (3, "rules", "1.5"),
+    (3, "id", "R29"),
+}
+IMPLEMENTS = '# Implements V1-TO-V2.md: the adapter\n"""A docstring (section 4.1)."""\n'
+MENTIONS = '"""Talk to an agent.\n\nv1: see V1-TO-V2.md."""\n# It reconciles (section 10.5).\n'
+LOGS = '"""The log reader (LOG-FORMATS.md)."""\ndef test_2_2_directions() -> None: ...\n'
 
 
-def test_the_scanner_reads_citations_and_skips_lookalikes() -> None:
-    got = {(c.line, c.doc, c.target) for c in citations_in_source("acp_client/_x.py", PROBE)}
-    assert got == {
-        *((1, "rules", n) for n in ("1", "10", "11", "12")),
-        (1, "v1-to-v2", "8"),
-        (1, "log-formats", "1.10"),
-        (2, "id", "R8"),
-        (2, "id", "R9"),
-        (2, "rules", "6.3"),
-        (3, "snapshot", "PERMISSION"),
-        (4, "id", "C21"),
-        (5, "id", "R5"),
-        (5, "id", "A29"),
-        (6, "log-formats", "2"),
-        (6, "log-formats", "3"),
-        (6, "log-formats", "1.4"),
-        (9, "id", "R10"),
-    }
-
-
-def test_a_file_that_implements_another_document_reads_bare_sections_against_it() -> None:
-    source = '# Implements V1-TO-V2.md: the adapter\n"""A docstring (section 4.1)."""\n'
-    assert {(c.doc, c.target) for c in citations_in_source("a.py", source)} == {("v1-to-v2", "4.1")}
-    source = '"""Talk to an agent.\n\nv1: see V1-TO-V2.md."""\n# It reconciles (section 10.5).\n'
-    assert {(c.doc, c.target) for c in citations_in_source("a.py", source)} == {("rules", "10.5")}
-
-
-def test_bare_section_numbers_read_where_they_open_a_comment_or_sit_next_to_an_id() -> None:
-    source = (
-        "# 10.5 / 12.3 step 5: a resume error\n"
-        "x = 1  # version 3.11, see (12.4, A17) and 3.2/R4\n"
-        "def test_1_5_batch_r29() -> None:\n"
-        '    """A float 0.5 or 2.0 is no section."""\n'
-    )
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (PROBE, PROBE_FOUND),
+        (BARE, BARE_FOUND),
+        (IMPLEMENTS, {(2, "v1-to-v2", "4.1")}),  # the file implements that document
+        (MENTIONS, {(4, "rules", "10.5")}),  # the file only mentions it
+        (LOGS, {(2, "log-formats", "2.2")}),
+    ],
+)
+def test_the_scanner_reads_citations_and_skips_lookalikes(
+    source: str, expected: set[tuple[int, str, str]]
+) -> None:
     got = {(c.line, c.doc, c.target) for c in citations_in_source("acp_client/_x.py", source)}
-    assert got == {
-        (1, "rules", "10.5"),
-        (1, "rules", "12.3"),
-        (2, "rules", "12.4"),
-        (2, "id", "A17"),
-        (2, "rules", "3.2"),
-        (2, "id", "R4"),
-        (3, "rules", "1.5"),
-        (3, "id", "R29"),
-    }
-    logs = '"""The log reader (LOG-FORMATS.md)."""\ndef test_2_2_directions() -> None: ...\n'
-    got = {(c.doc, c.target) for c in citations_in_source("tests/test_logs.py", logs)}
-    assert got == {("log-formats", "2.2")}
+    assert got == expected
 
 
 def test_appendix_a_scenario_names_are_no_rule_ids() -> None:
