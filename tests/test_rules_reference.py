@@ -13,9 +13,10 @@ conventions.
 Only comments, string literals and test names (``test_r8_...``) are read, so ``V1 = [...]`` or
 ``R2 = ...`` in code is no citation; a string that is nothing but an id (``"name": "A2"``) is
 data, unless it is a ``match=`` pattern. A bare ``section n`` is read against the document
-named just before it in the same comment block or string, else against the document the file
-opens with when that is V1-TO-V2.md or LOG-FORMATS.md (the v1 adapter, the log reader), else
-docs/rules.md. The tests of Appendix A are named by scenario (``test_a10_...``), not by rule.
+named just before it in the same comment block or string, else against V1-TO-V2.md in the v1
+adapter's modules and LOG-FORMATS.md in the log reader's (by path, or when a file's opening
+text names the document first or says it implements it), else against docs/rules.md. The
+tests of Appendix A are named by scenario (``test_a10_...``), not by rule.
 """
 
 from __future__ import annotations
@@ -175,14 +176,30 @@ def _expand(nums: str) -> list[str]:
     return out
 
 
-def _file_default_doc(blocks: list[tuple[int, str]]) -> str:
+# Modules whose bare section numbers are those of another document, by path.
+PATH_DOCS = {"acp_client/_v1": "v1-to-v2", "acp_client/logs/": "log-formats"}
+
+
+def _file_default_doc(rel: str, blocks: list[tuple[int, str]]) -> str:
     """The document a file's bare section numbers refer to.
 
-    V1-TO-V2.md or LOG-FORMATS.md when the file's opening text names it on its first line or
-    says it implements it (``# Implements V1-TO-V2.md ...``); docs/rules.md otherwise.
+    V1-TO-V2.md for the v1 adapter's modules and LOG-FORMATS.md for the log reader's (by
+    path), or the one of them a file's opening text names on its first line or says it
+    implements (``# Implements V1-TO-V2.md ...``); docs/rules.md otherwise.
     """
+    for prefix, doc in PATH_DOCS.items():
+        if rel.startswith(prefix):
+            return doc
     if not blocks:
         return "rules"
+    text = blocks[0][1]
+    first_line = _unquote(text.strip()).lstrip().split("\n", 1)[0]
+    for m in DOC_NAME.finditer(text):
+        doc = _doc_key(m["name"])
+        implements = re.search(r"Implements\b[^.]*\Z", text[: m.start()])
+        if m["name"] in first_line or implements:
+            return doc if doc in ("v1-to-v2", "log-formats") else "rules"
+    return "rules"
     text = blocks[0][1]
     first_line = _unquote(text.strip()).lstrip().split("\n", 1)[0]
     for m in DOC_NAME.finditer(text):
@@ -202,7 +219,7 @@ def citations_in_source(rel: str, source: str) -> list[Citation]:
     """Every rule id and document section cited in the Python source of file ``rel``."""
     # The tests of Appendix A are named by scenario (``test_a10_cancel_...``), not by rule.
     blocks = _blocks(source, not rel.endswith("test_appendix_a.py"))
-    default = _file_default_doc(blocks)
+    default = _file_default_doc(rel, blocks)
     found: list[Citation] = []
     for start, text in blocks:
 
@@ -368,20 +385,22 @@ LOGS = '"""The log reader (LOG-FORMATS.md)."""\ndef test_2_2_directions() -> Non
 
 
 @pytest.mark.parametrize(
-    ("source", "expected"),
+    ("rel", "source", "expected"),
     [
-        (PROBE, PROBE_FOUND),
-        (BARE, BARE_FOUND),
-        (IMPLEMENTS, {(2, "v1-to-v2", "4.1")}),  # the file implements that document
-        (MENTIONS, {(4, "rules", "10.5")}),  # the file only mentions it
-        (LOGS, {(2, "log-formats", "2.2")}),
+        ("acp_client/_x.py", PROBE, PROBE_FOUND),
+        ("acp_client/_x.py", BARE, BARE_FOUND),
+        # a file that implements another document, or sits where its modules are, cites it
+        ("acp_client/_x.py", IMPLEMENTS, {(2, "v1-to-v2", "4.1")}),
+        ("acp_client/_v1/_x.py", '"""Prompts (section 5.2)."""', {(1, "v1-to-v2", "5.2")}),
+        ("acp_client/logs/_x.py", "# 1.10: pairing", {(1, "log-formats", "1.10")}),
+        ("acp_client/_x.py", MENTIONS, {(4, "rules", "10.5")}),  # only mentioning it: no
+        ("tests/test_logs.py", LOGS, {(2, "log-formats", "2.2")}),
     ],
 )
 def test_the_scanner_reads_citations_and_skips_lookalikes(
-    source: str, expected: set[tuple[int, str, str]]
+    rel: str, source: str, expected: set[tuple[int, str, str]]
 ) -> None:
-    got = {(c.line, c.doc, c.target) for c in citations_in_source("acp_client/_x.py", source)}
-    assert got == expected
+    assert {(c.line, c.doc, c.target) for c in citations_in_source(rel, source)} == expected
 
 
 def test_appendix_a_scenario_names_are_no_rule_ids() -> None:
