@@ -11,9 +11,10 @@ final so far, in order. Inside, the pipeline is
           -> Perspective (acp-client, python-sdk)        section 1.11
           -> Pairing (tables, look-ahead, inference)     sections 1.9, 1.10, 2.2
 
-Each line costs one ``msgspec.json.decode`` and a few dict lookups. Strict mode stops at the
-first error diagnostic; fatal errors stop in every mode. Either way everything read before is
-still handed out (held responses become orphans, an undecided perspective is client-side).
+Each line costs one msgspec decode (``_codec.decode_plain``) and a few dict lookups. Strict
+mode stops at the first error diagnostic; fatal errors stop in every mode. Either way
+everything read before is still handed out (held responses become orphans, an undecided
+perspective is client-side).
 :func:`iter_log` and :func:`read_log` drive a reader over a file, standard input or bytes.
 """
 
@@ -27,8 +28,9 @@ from typing import IO, Any, Literal, TypeAlias
 
 import msgspec
 
+from acp_client._codec import decode_leniently as decode_line_leniently
+from acp_client._codec import decode_plain
 from acp_client._diagnostics import Diagnostic
-from acp_client._lenient_json import decode_leniently as decode_line_leniently
 from acp_client.logs._document import DocumentError, iter_document
 from acp_client.logs._formats import SHAPE_OF_FORMAT, Mapper, detect_format, shape
 from acp_client.logs._input import ByteLines, InputFatal
@@ -59,7 +61,7 @@ class _Stop(Exception):
 def _parses(raw: bytes) -> bool:
     """Whether a line is one JSON value."""
     try:
-        msgspec.json.decode(raw)
+        decode_plain(raw)
     except _UNDECODABLE:
         return False
     return True
@@ -243,7 +245,7 @@ class LogReader:
             self._lineno += len(lines)
             self._document.extend(lines)
             return
-        decode = msgspec.json.decode
+        decode = decode_plain
         decode_error = _UNDECODABLE
         mapper = self._mapper
         handler = mapper.handler if mapper is not None else None
@@ -296,7 +298,7 @@ class LogReader:
             self._document_unterminated = True
             return
         try:
-            value = msgspec.json.decode(raw)
+            value = decode_plain(raw)
         except _UNDECODABLE as exc:
             try:
                 value = decode_line_leniently(raw)
@@ -577,7 +579,7 @@ def _records_follow(lines: list[bytes]) -> bool:
     """Whether one of ``lines`` is, on its own, a record of a known format (JSON Lines)."""
     for raw in lines:
         try:
-            value = msgspec.json.decode(raw)
+            value = decode_plain(raw)
         except _UNDECODABLE:
             continue
         if shape(value) is not None:
