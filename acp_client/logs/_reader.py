@@ -24,7 +24,7 @@ import os
 import sys
 from collections import deque
 from collections.abc import Mapping
-from typing import IO, Any, Literal, TypeAlias
+from typing import IO, Any, Literal, TypeAlias, TypedDict, Unpack
 
 import msgspec
 
@@ -44,10 +44,21 @@ from acp_client.logs._records import (
 )
 from acp_client.logs._sides import make_side_table
 
-__all__ = ["LogIterator", "LogReader", "LogSource", "iter_log", "read_log"]
+__all__ = ["LogIterator", "LogOptions", "LogReader", "LogSource", "iter_log", "read_log"]
 
 LogSource: TypeAlias = bytes | bytearray | memoryview | str | os.PathLike[str] | IO[bytes]
 """Where a log comes from: its bytes, a file name (``"-"``: standard input), or a binary file."""
+
+
+class LogOptions(TypedDict, total=False):
+    """The options of :class:`LogReader`, as keywords of :func:`iter_log` and :func:`read_log`."""
+
+    format: str | None
+    strict: bool
+    perspective: Literal["client", "agent"] | None
+    direction: Literal["incoming", "outgoing"] | None
+    sides: Mapping[str, str] | None
+
 
 _CHUNK = 1 << 16  # small chunks keep few records alive at once: less GC work
 #: A line that does not decode: bad JSON, or nested deeper than the decoder's recursion limit.
@@ -515,15 +526,7 @@ class LogIterator:
         self.close()
 
 
-def iter_log(
-    source: LogSource,
-    *,
-    format: str | None = None,
-    strict: bool = False,
-    perspective: Literal["client", "agent"] | None = None,
-    direction: Literal["incoming", "outgoing"] | None = None,
-    sides: Mapping[str, str] | None = None,
-) -> LogIterator:
+def iter_log(source: LogSource, **options: Unpack[LogOptions]) -> LogIterator:
     """Read a stored log lazily: yield its records and diagnostics in order.
 
     ``source`` is the log's bytes, a file name (``"-"`` for standard input) or a binary file
@@ -531,21 +534,10 @@ def iter_log(
     options are those of :class:`LogReader`. For a log that is still growing (``--follow``),
     drive a :class:`LogReader` directly.
     """
-    reader = LogReader(
-        format=format, strict=strict, perspective=perspective, direction=direction, sides=sides
-    )
-    return LogIterator(source, reader)
+    return LogIterator(source, LogReader(**options))
 
 
-def read_log(
-    source: LogSource,
-    *,
-    format: str | None = None,
-    strict: bool = False,
-    perspective: Literal["client", "agent"] | None = None,
-    direction: Literal["incoming", "outgoing"] | None = None,
-    sides: Mapping[str, str] | None = None,
-) -> LogReadResult:
+def read_log(source: LogSource, **options: Unpack[LogOptions]) -> LogReadResult:
     """Read a whole stored log: its records, diagnostics, format and how reading ended.
 
     ``source`` is the log's bytes, a file name (``"-"`` for standard input) or a binary file
@@ -553,14 +545,7 @@ def read_log(
     """
     records: list[LogRecord] = []
     diagnostics: list[Diagnostic] = []
-    with iter_log(
-        source,
-        format=format,
-        strict=strict,
-        perspective=perspective,
-        direction=direction,
-        sides=sides,
-    ) as items:
+    with iter_log(source, **options) as items:
         for item in items:
             if isinstance(item, LogRecord):
                 records.append(item)
