@@ -347,7 +347,7 @@ def message_from_builtins(
 
 
 def _message_from_builtins(obj: Any, diagnostics: list[Diagnostic] | None, path: str) -> s.Message:
-    """:func:`message_from_builtins` but for the members no field of the message holds."""
+    """The classification of :func:`message_from_builtins`, before unknown members are kept."""
     if not isinstance(obj, dict):
         raise RemoteProtocolError(
             f"expected a JSON-RPC object, got {describe_json(obj)}",
