@@ -12,6 +12,7 @@ Layers, each usable alone:
 
 from __future__ import annotations
 
+from . import schema as schema
 from ._codec import Decoder, convert, encode, to_builtins
 from ._connection import Connection, Direction, SentRequest
 from ._diagnostics import Diagnostic

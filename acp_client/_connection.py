@@ -41,6 +41,8 @@ from ._checks import (
     select_values,
 )
 from ._codec import Decoder, _FastUpdate, convert, encode, message_from_builtins
+from ._codec import decode_update_batch as _BATCH_DECODE
+from ._codec import decode_update_line as _FAST_DECODE
 from ._diagnostics import Diagnostic
 from ._entities import MessageState, TerminalState, ToolCallState
 from ._errors import (
@@ -61,8 +63,6 @@ from ._snapshot import FORMAT, session_snapshot
 __all__ = ["Connection", "Direction", "SentRequest"]
 
 Direction = Literal["incoming", "outgoing"]
-_FAST_DECODE = msgspec.json.Decoder(_FastUpdate).decode
-_BATCH_DECODE = msgspec.json.Decoder(list[_FastUpdate]).decode
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError, RecursionError)
 _BUSY = frozenset({"running", "requires_action"})
 #: Requests that need something the agent's initialize answer offers (C4, C6, C7).

@@ -221,52 +221,49 @@ class CancelRequested(_SessionEvent, frozen=True):
     tool_call_ids: tuple[str, ...]
 
 
-class PromptSent(_SessionEvent, frozen=True):
+class _RequestEvent(_SessionEvent, frozen=True):
+    """An event about one JSON-RPC request of a session (a prompt or a permission)."""
+
+    request_id: int | str
+
+
+class PromptSent(_RequestEvent, frozen=True):
     """A ``session/prompt`` request was sent."""
 
-    request_id: int | str
 
-
-class PromptAccepted(_SessionEvent, frozen=True):
+class PromptAccepted(_RequestEvent, frozen=True):
     """The prompt was inserted; ``echoed`` if its user message was already applied."""
 
-    request_id: int | str
     message_id: str | None
     echoed: bool
 
 
-class PromptRejected(_SessionEvent, frozen=True):
+class PromptRejected(_RequestEvent, frozen=True):
     """The prompt was not inserted (error response)."""
 
-    request_id: int | str
     error: Any
 
 
-class PromptEchoed(_SessionEvent, frozen=True):
+class PromptEchoed(_RequestEvent, frozen=True):
     """The user-message update for an accepted prompt was applied."""
 
-    request_id: int | str
     message_id: str
 
 
-class PermissionRequested(_SessionEvent, frozen=True):
+class PermissionRequested(_RequestEvent, frozen=True):
     """The agent asks for permission; answer with ``Connection.answer_permission``."""
 
-    request_id: int | str
     request: Any
 
 
-class PermissionAnswered(_SessionEvent, frozen=True):
+class PermissionAnswered(_RequestEvent, frozen=True):
     """A permission request was answered (``outcome`` as sent)."""
 
-    request_id: int | str
     outcome: Any
 
 
-class PermissionWithdrawn(_SessionEvent, frozen=True):
+class PermissionWithdrawn(_RequestEvent, frozen=True):
     """The agent withdrew a pending permission request with ``$/cancel_request``."""
-
-    request_id: int | str
 
 
 class AgentRequestReceived(Event, frozen=True):

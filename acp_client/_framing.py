@@ -7,6 +7,8 @@ and joined once per line, so a long line arriving in many reads costs linear tim
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["LineBuffer", "LineTooLong", "DEFAULT_MAX_LINE"]
 
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
@@ -57,39 +59,40 @@ class LineBuffer:
         Lines are returned as read: a trailing ``\r`` and blank lines are left for the
         consumer (JSON treats both as whitespace).
         """
-        if b"\n" not in data:
-            self._hold(data)
-            return []
-        out: list[bytes | LineTooLong] = []
+        lines: list[Any] = data.split(b"\n")  # bytes, and LineTooLong in place of some
+        tail: bytes = lines.pop()
+        if not lines:  # no newline: the whole read is held
+            self._hold(tail)
+            return lines
+        first = 0
         if self._pending or self._discarding:
-            head, _, data = data.partition(b"\n")
-            size = self._pending_size + len(head) + self._discarding
-            if self._discarding:
-                out.append(LineTooLong(size, self._discard_head))
-            elif size > self.max_line:
-                out.append(LineTooLong(size, _head_of((*self._pending, head))))
-            else:
-                self._pending.append(head)
-                out.append(b"".join(self._pending))
-            self._pending = []
-            self._pending_size = 0
-            self._discarding = 0
-            self._discard_head = b""
-        lines = data.split(b"\n")
-        tail = lines.pop()
-        if len(data) > self.max_line:
+            lines[0] = self._complete(lines[0])
+            first = 1
+        if len(data) > self.max_line:  # then a line may be over the limit
             limit = self.max_line
-            out.extend(
-                line if len(line) <= limit else LineTooLong(len(line), line[:HEAD_KEPT])
-                for line in lines
-            )
-        elif out:
-            out.extend(lines)
-        else:
-            out = lines  # type: ignore[assignment]
+            for i in range(first, len(lines)):
+                line: bytes = lines[i]
+                if len(line) > limit:
+                    lines[i] = LineTooLong(len(line), line[:HEAD_KEPT])
         if tail:
             self._hold(tail)
-        return out
+        return lines
+
+    def _complete(self, head: bytes) -> bytes | LineTooLong:
+        """The held line ended by ``head`` (the bytes before a read's first newline)."""
+        size = self._pending_size + len(head) + self._discarding
+        if self._discarding:
+            line: bytes | LineTooLong = LineTooLong(size, self._discard_head)
+        elif size > self.max_line:
+            line = LineTooLong(size, _head_of((*self._pending, head)))
+        else:
+            self._pending.append(head)
+            line = b"".join(self._pending)
+        self._pending = []
+        self._pending_size = 0
+        self._discarding = 0
+        self._discard_head = b""
+        return line
 
     def feed_span(self, data: bytes) -> tuple[bytes | None, int, int] | None:
         r"""Add bytes; say where the lines they complete are, without copying them.

@@ -13,13 +13,13 @@ from typing import IO, Any
 
 import msgspec
 
+from ._codec import PLAIN_DECODER as _PLAIN
+from ._codec import decode_leniently
 from ._framing import head_text
-from ._lenient_json import decode_leniently
 
 __all__ = ["Recorder", "RecordingError"]
 
 _ENC = msgspec.json.Encoder()
-_PLAIN = msgspec.json.Decoder()
 
 
 class RecordingError(OSError):

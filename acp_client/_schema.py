@@ -22,7 +22,7 @@ Lenient decoding annotations of the schema are attached to fields with ``Annotat
 
 import enum
 import math
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Union, get_args
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -873,7 +873,7 @@ class CompactionSummaryChunk(Wire, tag_field=_UPDATE, tag="compaction_summary_ch
     meta: Meta_ = UNSET
 
 
-KNOWN_SESSION_UPDATES = (
+_KnownSessionUpdate = Union[
     UserMessageChunk,
     UserMessage,
     AgentMessageChunk,
@@ -893,32 +893,13 @@ KNOWN_SESSION_UPDATES = (
     Notice,
     CompactionUpdate,
     CompactionSummaryChunk,
-)
+]
+KNOWN_SESSION_UPDATES: tuple[type[Wire], ...] = get_args(_KnownSessionUpdate)
+"""The Struct of every ``sessionUpdate`` kind acp_client knows, in the schema's order."""
 if TYPE_CHECKING:
-    SessionUpdate = Union[
-        UserMessageChunk,
-        UserMessage,
-        AgentMessageChunk,
-        AgentMessage,
-        AgentThoughtChunk,
-        AgentThought,
-        StateUpdate,
-        ToolCallContentChunk,
-        ToolCallUpdate,
-        TerminalUpdate,
-        TerminalOutputChunk,
-        PlanUpdate,
-        AvailableCommandsUpdate,
-        ConfigOptionUpdate,
-        SessionInfoUpdate,
-        UsageUpdate,
-        Notice,
-        CompactionUpdate,
-        CompactionSummaryChunk,
-        dict[str, Any],
-    ]
+    SessionUpdate = Union[_KnownSessionUpdate, dict[str, Any]]
 else:
-    SessionUpdate = Union[KNOWN_SESSION_UPDATES]
+    SessionUpdate = _KnownSessionUpdate
 """One ``session/update`` payload; an unknown ``sessionUpdate`` is kept as its raw ``dict``."""
 
 

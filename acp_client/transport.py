@@ -38,11 +38,12 @@ import trio
 
 from . import _events as ev
 from . import _schema as s
+from ._codec import PLAIN_DECODER as _PLAIN
 from ._codec import encode
+from ._codec import loads as _json
 from ._connection import Connection, SentRequest
 from ._errors import ACPError, LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong, head_text
-from ._lenient_json import loads as _json
 from ._prompts import PermissionState, PromptState
 from ._recorder import Recorder, RecordingError
 from ._v1 import V1Adapter
@@ -69,7 +70,6 @@ It runs in the connection's nursery: if it raises, or returns an option the requ
 not offer (:class:`~acp_client.LocalProtocolError`), that error ends the connection and
 leaves :func:`open_agent` (a bug in the client, never a silent hang)."""
 
-_PLAIN = msgspec.json.Decoder()
 _READ_BLOCK = 1 << 16
 
 

@@ -1209,3 +1209,21 @@ def test_what_the_decoder_accepts_however_deep_encodes_back() -> None:
     message = Decoder().decode(line)
     assert msgspec.json.decode(encode(message)) == msgspec.json.decode(line)
     assert to_builtins(message)["params"]["update"]["futureField"] == 1
+
+
+def test_every_json_decoder_of_the_package_is_built_in_the_codec() -> None:
+    # Issue 20: one owner of every decoder; other modules import _codec's functions.
+    from pathlib import Path
+
+    import acp_client
+
+    package = Path(acp_client.__file__).parent
+    builders = ("msgspec.json.Decoder(", "msgspec.json.decode(", "json.JSONDecoder(")
+    found = [
+        f"{path.relative_to(package)}: {builder}"
+        for path in sorted(package.rglob("*.py"))
+        if path.name != "_codec.py" or path.parent != package
+        for builder in builders
+        if builder in path.read_text(encoding="utf-8")
+    ]
+    assert found == []

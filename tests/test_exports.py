@@ -52,6 +52,17 @@ PINNED = {
         "FORMATS", "FormatId", "LogIterator", "LogReadResult", "LogReader", "LogRecord",
         "LogSource", "METHOD_SIDES", "RESULT_SIGNATURES", "iter_log", "read_log",
     },
+    "acp_client.events": {
+        "AgentRequestReceived", "AvailableCommandsUpdated", "CancelRequested",
+        "CompactionChunkAppended", "CompactionUpserted", "ConfigOptionsUpdated", "ContentChange",
+        "Event", "InvalidMessageReceived", "MessageChunkAppended", "MessageUpserted",
+        "NoticeReceived", "PermissionAnswered", "PermissionRequested", "PermissionWithdrawn",
+        "PlanUpdated", "PromptAccepted", "PromptEchoed", "PromptRejected", "PromptSent",
+        "ReplayFinished", "ReplayStarted", "ResponseReceived", "SessionAnnounced",
+        "SessionClosed", "SessionCreated", "SessionInfoUpdated", "StateChanged",
+        "TerminalOutputAppended", "TerminalUpserted", "ToolCallChunkAppended", "ToolCallUpserted",
+        "UnknownUpdateReceived", "UnmatchedResponseReceived", "UpdateRejected", "UsageUpdated",
+    },
     "acp_client.transport": {
         "AgentConnection", "AgentError", "AgentExited", "PermissionHandler", "PromptHandle",
         "RecordingError", "RequestFailed", "RequestTimeout", "allow_once", "ask_on_terminal",
@@ -75,4 +86,31 @@ def test_implementation_lives_in_underscore_modules() -> None:
 
     package = Path(acp_client.__file__).parent
     public = {p.name for p in package.glob("*.py") if not p.name.startswith("_")}
-    assert public == {"schema.py", "transport.py"}
+    assert public == {"events.py", "schema.py", "transport.py"}
+
+
+def test_events_module_is_the_public_namespace_of_every_event() -> None:
+    import msgspec
+
+    from acp_client import _events, events
+
+    assert events.__doc__
+    classes = {
+        name
+        for name, obj in vars(_events).items()
+        if inspect.isclass(obj) and issubclass(obj, msgspec.Struct) and not name.startswith("_")
+    }
+    assert classes <= set(events.__all__)
+    for name in events.__all__:
+        assert getattr(events, name) is getattr(_events, name)
+        if name in acp_client.__all__:
+            assert getattr(acp_client, name) is getattr(events, name)
+        if inspect.isclass(getattr(events, name)):
+            cls = getattr(events, name)
+            assert issubclass(cls, events.Event) and cls.__struct_config__.frozen, name
+
+
+def test_import_acp_client_binds_the_schema_module() -> None:
+    code = "import acp_client\nprint(acp_client.schema.TextContent.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "TextContent"

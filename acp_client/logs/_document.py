@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from acp_client._lenient_json import raw_decode as _raw_decode
-from acp_client._lenient_json import skip_whitespace as _skip
+from acp_client._codec import raw_decode as _raw_decode
+from acp_client._codec import skip_whitespace as _skip
 
 __all__ = ["DocumentError", "iter_document"]
 

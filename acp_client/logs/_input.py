@@ -2,13 +2,18 @@
 
 Sans-IO: :class:`ByteLines` is fed chunks of the stored file and returns complete lines.
 Gzip input (any number of members) is decompressed transparently; zstd, xz and bzip2 are
-refused. Lines are split on LF only; the CR of a CRLF is left on the line (every consumer
-treats it as whitespace), nothing else ends a line.
+refused. Lines are split on LF only, by the one framer of the package
+(:class:`~acp_client._framing.LineBuffer`, without a size limit: a stored line is read
+whole); the CR of a CRLF is left on the line (every consumer treats it as whitespace),
+nothing else ends a line.
 """
 
 from __future__ import annotations
 
+import sys
 import zlib
+
+from acp_client._framing import LineBuffer
 
 __all__ = ["ByteLines", "InputFatal"]
 
@@ -93,7 +98,7 @@ class ByteLines:
         self._head: bytes | None = b""  # bytes kept for magic sniffing; None once decided
         self._gunzip: _Gunzip | None = None
         self._bom: bytes | None = b""  # text kept for BOM detection; None once decided
-        self._tail: list[bytes] = []
+        self._lines = LineBuffer(sys.maxsize)  # no limit: a stored line is read whole
         self.salvage: list[bytes] = []
         self.salvage_last: bytes | None = None
 
@@ -129,10 +134,9 @@ class ByteLines:
         """What follows the last LF (the BOM check settled), once; ``None`` if nothing."""
         if self._bom is not None:
             text, self._bom = self._bom, None
-            self._tail.append(text[3:] if text.startswith(_BOM) else text)
-        rest = b"".join(self._tail)
-        self._tail = []
-        return rest or None
+            self._lines.feed(text[3:] if text.startswith(_BOM) else text)
+        rest = self._lines.flush()
+        return rest[0] or None if rest else None  # type: ignore[return-value]
 
     def _sniff(self, head: bytes) -> None:
         for magic, name in _REFUSED:
@@ -164,13 +168,4 @@ class ByteLines:
                 data = data[3:]
         if not data:
             return []
-        lines = data.split(b"\n")
-        if len(lines) == 1:
-            self._tail.append(data)
-            return []
-        if self._tail:
-            self._tail.append(lines[0])
-            lines[0] = b"".join(self._tail)
-        last = lines.pop()
-        self._tail = [last] if last else []
-        return lines
+        return self._lines.feed(data)  # type: ignore[return-value]  # no limit: all bytes

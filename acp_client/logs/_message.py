@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
-from .._codec import describe_json
+from .._lenient import describe_json
 
 __all__ = ["Kind", "classify", "valid_request_id"]
 

@@ -11,9 +11,10 @@ final so far, in order. Inside, the pipeline is
           -> Perspective (acp-client, python-sdk)        section 1.11
           -> Pairing (tables, look-ahead, inference)     sections 1.9, 1.10, 2.2
 
-Each line costs one ``msgspec.json.decode`` and a few dict lookups. Strict mode stops at the
-first error diagnostic; fatal errors stop in every mode. Either way everything read before is
-still handed out (held responses become orphans, an undecided perspective is client-side).
+Each line costs one msgspec decode (``_codec.decode_plain``) and a few dict lookups. Strict
+mode stops at the first error diagnostic; fatal errors stop in every mode. Either way
+everything read before is still handed out (held responses become orphans, an undecided
+perspective is client-side).
 :func:`iter_log` and :func:`read_log` drive a reader over a file, standard input or bytes.
 """
 
@@ -23,12 +24,13 @@ import os
 import sys
 from collections import deque
 from collections.abc import Mapping
-from typing import IO, Any, Literal, TypeAlias
+from typing import IO, Any, Literal, TypeAlias, TypedDict, Unpack
 
 import msgspec
 
+from acp_client._codec import decode_leniently as decode_line_leniently
+from acp_client._codec import decode_plain
 from acp_client._diagnostics import Diagnostic
-from acp_client._lenient_json import decode_leniently as decode_line_leniently
 from acp_client.logs._document import DocumentError, iter_document
 from acp_client.logs._formats import SHAPE_OF_FORMAT, Mapper, detect_format, shape
 from acp_client.logs._input import ByteLines, InputFatal
@@ -42,10 +44,21 @@ from acp_client.logs._records import (
 )
 from acp_client.logs._sides import make_side_table
 
-__all__ = ["LogIterator", "LogReader", "LogSource", "iter_log", "read_log"]
+__all__ = ["LogIterator", "LogOptions", "LogReader", "LogSource", "iter_log", "read_log"]
 
 LogSource: TypeAlias = bytes | bytearray | memoryview | str | os.PathLike[str] | IO[bytes]
 """Where a log comes from: its bytes, a file name (``"-"``: standard input), or a binary file."""
+
+
+class LogOptions(TypedDict, total=False):
+    """The options of :class:`LogReader`, as keywords of :func:`iter_log` and :func:`read_log`."""
+
+    format: str | None
+    strict: bool
+    perspective: Literal["client", "agent"] | None
+    direction: Literal["incoming", "outgoing"] | None
+    sides: Mapping[str, str] | None
+
 
 _CHUNK = 1 << 16  # small chunks keep few records alive at once: less GC work
 #: A line that does not decode: bad JSON, or nested deeper than the decoder's recursion limit.
@@ -59,7 +72,7 @@ class _Stop(Exception):
 def _parses(raw: bytes) -> bool:
     """Whether a line is one JSON value."""
     try:
-        msgspec.json.decode(raw)
+        decode_plain(raw)
     except _UNDECODABLE:
         return False
     return True
@@ -243,7 +256,7 @@ class LogReader:
             self._lineno += len(lines)
             self._document.extend(lines)
             return
-        decode = msgspec.json.decode
+        decode = decode_plain
         decode_error = _UNDECODABLE
         mapper = self._mapper
         handler = mapper.handler if mapper is not None else None
@@ -296,7 +309,7 @@ class LogReader:
             self._document_unterminated = True
             return
         try:
-            value = msgspec.json.decode(raw)
+            value = decode_plain(raw)
         except _UNDECODABLE as exc:
             try:
                 value = decode_line_leniently(raw)
@@ -513,15 +526,7 @@ class LogIterator:
         self.close()
 
 
-def iter_log(
-    source: LogSource,
-    *,
-    format: str | None = None,
-    strict: bool = False,
-    perspective: Literal["client", "agent"] | None = None,
-    direction: Literal["incoming", "outgoing"] | None = None,
-    sides: Mapping[str, str] | None = None,
-) -> LogIterator:
+def iter_log(source: LogSource, **options: Unpack[LogOptions]) -> LogIterator:
     """Read a stored log lazily: yield its records and diagnostics in order.
 
     ``source`` is the log's bytes, a file name (``"-"`` for standard input) or a binary file
@@ -529,21 +534,10 @@ def iter_log(
     options are those of :class:`LogReader`. For a log that is still growing (``--follow``),
     drive a :class:`LogReader` directly.
     """
-    reader = LogReader(
-        format=format, strict=strict, perspective=perspective, direction=direction, sides=sides
-    )
-    return LogIterator(source, reader)
+    return LogIterator(source, LogReader(**options))
 
 
-def read_log(
-    source: LogSource,
-    *,
-    format: str | None = None,
-    strict: bool = False,
-    perspective: Literal["client", "agent"] | None = None,
-    direction: Literal["incoming", "outgoing"] | None = None,
-    sides: Mapping[str, str] | None = None,
-) -> LogReadResult:
+def read_log(source: LogSource, **options: Unpack[LogOptions]) -> LogReadResult:
     """Read a whole stored log: its records, diagnostics, format and how reading ended.
 
     ``source`` is the log's bytes, a file name (``"-"`` for standard input) or a binary file
@@ -551,14 +545,7 @@ def read_log(
     """
     records: list[LogRecord] = []
     diagnostics: list[Diagnostic] = []
-    with iter_log(
-        source,
-        format=format,
-        strict=strict,
-        perspective=perspective,
-        direction=direction,
-        sides=sides,
-    ) as items:
+    with iter_log(source, **options) as items:
         for item in items:
             if isinstance(item, LogRecord):
                 records.append(item)
@@ -577,7 +564,7 @@ def _records_follow(lines: list[bytes]) -> bool:
     """Whether one of ``lines`` is, on its own, a record of a known format (JSON Lines)."""
     for raw in lines:
         try:
-            value = msgspec.json.decode(raw)
+            value = decode_plain(raw)
         except _UNDECODABLE:
             continue
         if shape(value) is not None:
