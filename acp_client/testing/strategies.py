@@ -19,7 +19,7 @@ Every strategy validates its arguments when it is built and raises
 
 from __future__ import annotations
 
-from ._model import UPDATE_KINDS
+from ._model_state import UPDATE_KINDS
 from ._strategies_content import CONTENT_BLOCK_KINDS, content_blocks
 from ._strategies_conversations import (
     byte_stream_splits,
