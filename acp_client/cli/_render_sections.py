@@ -9,7 +9,7 @@ requests and diagnostics summaries of a replay.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -244,6 +244,26 @@ def session_meta(session: Mapping[str, Any]) -> list[RenderableType]:
     return out
 
 
+def _where(item: Mapping[str, Any]) -> str:
+    """``line N `` for an item that names its line in the log, else nothing."""
+    return f"line {_s(item.get('line'))} " if item.get("line") is not None else ""
+
+
+def _summary(
+    title: str,
+    items: list[Mapping[str, Any]],
+    head: list[RenderableType],
+    example: Callable[[Mapping[str, Any]], RenderableType],
+) -> list[RenderableType]:
+    """A titled summary: ``head``, then the first few ``items`` and how many more there are."""
+    out: list[RenderableType] = [Rule(Text(title, style="bold"), align="left"), *head]
+    for item in items[:_DIAGNOSTIC_EXAMPLES]:
+        out.append(_indent(example(item)))
+    if len(items) > _DIAGNOSTIC_EXAMPLES:
+        out.append(_indent(Text(f"… {len(items) - _DIAGNOSTIC_EXAMPLES} more", style="dim")))
+    return out
+
+
 def diagnostics(diagnostics: object) -> list[RenderableType]:
     """Counts per code and the first few messages."""
     items = list(_dicts(diagnostics))
@@ -252,30 +272,22 @@ def diagnostics(diagnostics: object) -> list[RenderableType]:
     severities = Counter(_s(d.get("severity")) for d in items)
     codes = Counter(_s(d.get("code")) for d in items)
     summary = ", ".join(f"{n} {sev}" for sev, n in severities.most_common())
-    out: list[RenderableType] = [
-        Rule(Text("diagnostics", style="bold"), align="left"),
-        _line(f"{len(items)} ({summary})"),
-    ]
+    head: list[RenderableType] = [_line(f"{len(items)} ({summary})")]
     for code, n in codes.most_common():
-        out.append(_indent(_line((code, "yellow"), f": {n}")))
-    for diag in items[:_DIAGNOSTIC_EXAMPLES]:
+        head.append(_indent(_line((code, "yellow"), f": {n}")))
+
+    def example(diag: Mapping[str, Any]) -> RenderableType:
         severity = _s(diag.get("severity"))
-        where = f"line {_s(diag.get('line'))} " if diag.get("line") is not None else ""
-        out.append(
-            _indent(
-                _line(
-                    (where, "dim"),
-                    (severity, "bold red" if severity == "error" else "yellow"),
-                    " ",
-                    (_s(diag.get("code")), "bold"),
-                    ": ",
-                    _s(diag.get("message")),
-                )
-            )
+        return _line(
+            (_where(diag), "dim"),
+            (severity, "bold red" if severity == "error" else "yellow"),
+            " ",
+            (_s(diag.get("code")), "bold"),
+            ": ",
+            _s(diag.get("message")),
         )
-    if len(items) > _DIAGNOSTIC_EXAMPLES:
-        out.append(_indent(Text(f"… {len(items) - _DIAGNOSTIC_EXAMPLES} more", style="dim")))
-    return out
+
+    return _summary("diagnostics", items, head, example)
 
 
 def failed_requests(failed: Iterable[Mapping[str, Any]]) -> list[RenderableType]:
@@ -283,17 +295,18 @@ def failed_requests(failed: Iterable[Mapping[str, Any]]) -> list[RenderableType]
     items = list(_dicts(list(failed)))
     if not items:
         return []
-    out: list[RenderableType] = [Rule(Text("failed requests", style="bold"), align="left")]
-    for item in items[:_DIAGNOSTIC_EXAMPLES]:
-        where = f"line {_s(item.get('line'))} " if item.get("line") is not None else ""
-        parts: list[str | tuple[str, str]] = [(where, "dim"), (_s(item.get("method")), "bold")]
+
+    def example(item: Mapping[str, Any]) -> RenderableType:
+        parts: list[str | tuple[str, str]] = [
+            (_where(item), "dim"),
+            (_s(item.get("method")), "bold"),
+        ]
         if item.get("sessionId") is not None:
             parts.append((f" (session {_s(item.get('sessionId'))})", "dim"))
         parts.append(": ")
-        out.append(_indent(_lines(*parts, *error_parts(item.get("error")))))
-    if len(items) > _DIAGNOSTIC_EXAMPLES:
-        out.append(_indent(Text(f"… {len(items) - _DIAGNOSTIC_EXAMPLES} more", style="dim")))
-    return out
+        return _lines(*parts, *error_parts(item.get("error")))
+
+    return _summary("failed requests", items, [], example)
 
 
 def _flat_choices(options: object) -> Iterator[Mapping[str, Any]]:

@@ -16,20 +16,20 @@ _TOOL_STATUS_STYLE = {
     "failed": "bold red",
     "cancelled": "red",
 }
-_TOOL_KINDS = frozenset(
-    [
-        "read",
-        "edit",
-        "delete",
-        "move",
-        "search",
-        "execute",
-        "think",
-        "fetch",
-        "switch_mode",
-        "other",
-    ]
+TOOL_KINDS = (
+    "read",
+    "edit",
+    "delete",
+    "move",
+    "search",
+    "execute",
+    "think",
+    "fetch",
+    "switch_mode",
+    "other",
 )
+"""The tool kinds the spec names (7.3); the view shows any other kind as ``other``."""
+_TOOL_KINDS = frozenset(TOOL_KINDS)
 _PLAN_STATUS = {
     "pending": ("○", "yellow"),
     "in_progress": ("◐", "cyan"),
@@ -38,11 +38,10 @@ _PLAN_STATUS = {
 }
 _PRIORITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
 _SEVERITY_STYLE = {"info": "cyan", "warning": "yellow", "error": "bold red"}
+# a compaction's statuses are styled as the tool call statuses of the same name
 _COMPACTION_STYLE = {
-    "in_progress": "cyan",
-    "completed": "green",
-    "failed": "bold red",
-    "cancelled": "red",
+    status: _TOOL_STATUS_STYLE[status]
+    for status in ("in_progress", "completed", "failed", "cancelled")
 }
 _STOP_REASON_NOTE = {
     "end_turn": "",
