@@ -16,20 +16,21 @@ _TOOL_STATUS_STYLE = {
     "failed": "bold red",
     "cancelled": "red",
 }
-TOOL_KINDS = (
-    "read",
-    "edit",
-    "delete",
-    "move",
-    "search",
-    "execute",
-    "think",
-    "fetch",
-    "switch_mode",
-    "other",
+_TOOL_KINDS = frozenset(
+    (
+        "read",
+        "edit",
+        "delete",
+        "move",
+        "search",
+        "execute",
+        "think",
+        "fetch",
+        "switch_mode",
+        "other",
+    )
 )
 """The tool kinds the spec names (7.3); the view shows any other kind as ``other``."""
-_TOOL_KINDS = frozenset(TOOL_KINDS)
 _PLAN_STATUS = {
     "pending": ("○", "yellow"),
     "in_progress": ("◐", "cyan"),
