@@ -41,6 +41,11 @@ from ._model_items import (
     _is_str,
     _request_key,
 )
+
+# re-exported (`x as x`): the vocabulary and item readers were importable from here
+from ._model_items import clean_content_block as clean_content_block
+from ._model_items import clean_tool_call_content as clean_tool_call_content
+from ._model_items import meta_patch as meta_patch
 from ._model_snapshot import session_snapshot
 from ._model_state import (
     _FINISHED,
@@ -55,6 +60,7 @@ from ._model_state import (
     _Rejected,
     _Session,
 )
+from ._model_state import UPDATE_KINDS as UPDATE_KINDS
 from ._model_updates import _UpdateRules
 
 __all__ = ["ReferenceModel"]
