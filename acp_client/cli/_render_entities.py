@@ -38,6 +38,8 @@ from ._terminal import terminal_view
 
 @dataclass
 class _Options:
+    """The view's options (see :func:`~acp_client.cli._render.snapshot_renderable`)."""
+
     show_thoughts: bool
     markdown: bool
     terminal_lines: int
@@ -47,6 +49,8 @@ class _Options:
 
 @dataclass
 class _SessionContext:
+    """One session's terminals, and which of them a tool call has shown already."""
+
     session_id: str
     terminals: dict[str, Mapping[str, Any]]
     shown_terminals: set[str] = field(default_factory=set)
