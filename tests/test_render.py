@@ -612,13 +612,13 @@ def _rendered(renderable: Any, width: int = 30) -> str:
 )
 def test_long_text_in_pieces_renders_the_same_lines(lines: list[str], per_piece: int) -> None:
     # One huge rich Text splits its lines in quadratic time; the pieces must not show it.
-    from acp_client.cli import _render
+    from acp_client.cli import _render_text
 
     text = "\n".join(lines)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_render, "_PIECE_LINES", per_piece)
-        patch.setattr(_render, "_PIECE_CHARS", 25)  # every line here fits in a piece
-        pieces = _render.plain_text(text, "bold")
+        patch.setattr(_render_text, "_PIECE_LINES", per_piece)
+        patch.setattr(_render_text, "_PIECE_CHARS", 25)  # every line here fits in a piece
+        pieces = _render_text.plain_text(text, "bold")
     assert _rendered(pieces) == _rendered(Text(text, style="bold"))
 
 

@@ -18,9 +18,12 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 __all__ = ["build_parser", "dump_json", "main"]
+
+_N = TypeVar("_N", int, float)
 
 EXIT_OK = 0
 EXIT_STRICT = 1
@@ -91,7 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
         "logs", nargs="*", metavar="LOG", help="log files or folders; '-' reads standard input"
     )
     replay.add_argument(
-        "--json", action="store_true", help="print the snapshot (SNAPSHOT.md); with --stats, JSON"
+        "--json",
+        action="store_true",
+        help="print the snapshot as JSON (the snapshot format is documented in docs/snapshot.md"
+        " in the repository); with --stats, the counts as JSON",
     )
     replay.add_argument("--stats", action="store_true", help="print counts and throughput")
     replay.add_argument(
@@ -146,7 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--prompt", action="append", default=[], metavar="TEXT", help="repeatable")
     run.add_argument("--record", metavar="FILE", help="record the traffic (acp-client format)")
-    run.add_argument("--json", action="store_true", help="print the final snapshot")
+    run.add_argument(
+        "--json",
+        action="store_true",
+        help="print the final snapshot as JSON (the snapshot format is documented in"
+        " docs/snapshot.md in the repository)",
+    )
     run.add_argument(
         "--permission",
         choices=["ask", "allow", "reject"],
@@ -172,26 +183,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _seconds(text: str) -> float:
-    """A ``--timeout`` value: a positive, finite number of seconds (else a usage error)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
+def _checked(
+    convert: Callable[[str], _N], ok: Callable[[_N], bool], expected: str
+) -> Callable[[str], _N]:
+    """An argparse ``type``: ``convert`` the text and check it, else a usage error."""
+
+    def parse(text: str) -> _N:
+        try:
+            value = convert(text)
+        except ValueError:
+            pass
+        else:
+            if ok(value):
+                return value
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+
+    return parse
 
 
-def _byte_count(text: str) -> int:
-    """A ``--terminal-limit`` value: a whole number of bytes, 0 or more (else a usage error)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of bytes (0 or more), got {text!r}")
-    return value
+# `--timeout`: a positive, finite number of seconds
+_seconds = _checked(float, lambda v: 0 < v < float("inf"), "a positive number of seconds")
+# `--terminal-limit`: a whole number of bytes, 0 or more
+_byte_count = _checked(int, lambda v: v >= 0, "a number of bytes (0 or more)")
 
 
 _DEL_C1 = re.compile("[\x7f-\x9f]")

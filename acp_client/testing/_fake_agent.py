@@ -128,35 +128,33 @@ class FakeAgent:
             params["_meta"] = meta
         return self._in({"method": "session/update", "params": params})
 
+    def _message(self, kind: str, message_id: str, content: Any) -> Self:
+        """A message update of ``kind`` carrying ``content`` as it is."""
+        return self.update({"sessionUpdate": kind, "messageId": message_id, "content": content})
+
     def user_message(self, message_id: str, content: Any) -> Self:
         """``user_message`` (``content``: a ``str``, a block list, or ``None`` to clear)."""
-        u = {"sessionUpdate": "user_message", "messageId": message_id}
-        return self.update({**u, "content": _text_blocks(content)})
+        return self._message("user_message", message_id, _text_blocks(content))
 
     def user_chunk(self, message_id: str, content: Any) -> Self:
         """``user_message_chunk`` (``content``: a ``str`` or one block)."""
-        u = {"sessionUpdate": "user_message_chunk", "messageId": message_id}
-        return self.update({**u, "content": _block(content)})
+        return self._message("user_message_chunk", message_id, _block(content))
 
     def agent_message(self, message_id: str, content: Any) -> Self:
         """``agent_message`` with the whole content."""
-        u = {"sessionUpdate": "agent_message", "messageId": message_id}
-        return self.update({**u, "content": _text_blocks(content)})
+        return self._message("agent_message", message_id, _text_blocks(content))
 
     def agent_chunk(self, message_id: str, text: Any) -> Self:
         """``agent_message_chunk`` (``text``: a ``str`` or one block)."""
-        u = {"sessionUpdate": "agent_message_chunk", "messageId": message_id}
-        return self.update({**u, "content": _block(text)})
+        return self._message("agent_message_chunk", message_id, _block(text))
 
     def thought(self, message_id: str, content: Any) -> Self:
         """``agent_thought`` with the whole content."""
-        u = {"sessionUpdate": "agent_thought", "messageId": message_id}
-        return self.update({**u, "content": _text_blocks(content)})
+        return self._message("agent_thought", message_id, _text_blocks(content))
 
     def thought_chunk(self, message_id: str, text: Any) -> Self:
         """``agent_thought_chunk``."""
-        u = {"sessionUpdate": "agent_thought_chunk", "messageId": message_id}
-        return self.update({**u, "content": _block(text)})
+        return self._message("agent_thought_chunk", message_id, _block(text))
 
     def tool_call(self, tool_call_id: str, **fields: Any) -> Self:
         """``tool_call_update``; ``fields`` use wire names (``title``, ``rawInput`` ...)."""

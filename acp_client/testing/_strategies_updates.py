@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from ._model import UPDATE_KINDS
+from ._model_state import UPDATE_KINDS
 from ._strategies_content import (
     _CONFIG_ID,
     _NAME,

@@ -19,19 +19,18 @@ Every strategy validates its arguments when it is built and raises
 
 from __future__ import annotations
 
-from ._model import UPDATE_KINDS
+from ._model_state import UPDATE_KINDS
 from ._strategies_content import CONTENT_BLOCK_KINDS, content_blocks
-from ._strategies_conversations import (
+from ._strategies_conversations import conversations, stored_logs
+from ._strategies_splits import (
     byte_stream_splits,
     chunked_message_updates,
-    conversations,
     prompt_echo_interleavings,
     rechunkings,
-    stored_logs,
     terminal_byte_splits,
-    v1_streams,
 )
 from ._strategies_updates import damaged_update_pairs, updates
+from ._strategies_v1 import v1_streams
 
 __all__ = [
     "CONTENT_BLOCK_KINDS",
