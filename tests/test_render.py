@@ -743,19 +743,36 @@ def test_the_budget_is_per_render_so_a_long_live_stream_is_never_cut(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # A cached emulator fed a little at a time (the live view) spends more than the budget
-    # in all, never in one render.
-    import time
+    # in all, never in one render. A fake clock: every look at it is 10 ms later, so one
+    # render (a few slices) stays under the 0.1 s budget and sixty renders are far over it.
+    import itertools
 
     import acp_client.cli._terminal as terminal
 
-    monkeypatch.setattr(terminal, "EMULATION_BUDGET", 0.1)  # one render takes ~10 ms
+    ticks = itertools.count()
+    monkeypatch.setattr(terminal, "_clock", lambda: next(ticks) * 0.01)
+    monkeypatch.setattr(terminal, "EMULATION_BUDGET", 0.1)
     data = b""
-    began = time.monotonic()
-    while time.monotonic() - began < 0.6:
+    for _ in range(60):
         data += b"".join(b"building module %d\r\n" % n for n in range(400))  # > 1 slice
         view = render_terminal_bytes(data, size={"cols": 40, "rows": 5}, cache_key="live")
+    assert next(ticks) * 0.01 > 10 * terminal.EMULATION_BUDGET  # the stream did outlast it
     assert view.unemulated_bytes == 0
     assert view.lines[-1].plain == data.split(b"\r\n")[-2].decode()
+
+
+def test_the_budget_stops_one_render_that_outlasts_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same fake clock with a budget one slice cannot meet: that render stops, says so.
+    import itertools
+
+    import acp_client.cli._terminal as terminal
+
+    ticks = itertools.count()
+    monkeypatch.setattr(terminal, "_clock", lambda: next(ticks) * 1.0)
+    monkeypatch.setattr(terminal, "EMULATION_BUDGET", 0.5)
+    data = b"".join(b"building module %d\r\n" % n for n in range(4000))
+    view = render_terminal_bytes(data, size={"cols": 40, "rows": 5}, cache_key="slow")
+    assert 0 < view.unemulated_bytes < len(data)
 
 
 def test_bytes_not_shown_are_counted_in_bytes_also_when_they_are_not_utf8(
