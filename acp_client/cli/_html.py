@@ -19,14 +19,23 @@ shown inside it (the snapshot does not carry the field yet; when it does, nothin
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ._html_text import decode_output, esc, markdown_html, terminal_html
-from ._sanitize import sanitize_json
+from ._html_text import esc
+from ._html_timeline import (
+    SEVERITIES,
+    Context,
+    badge,
+    dicts,
+    entry,
+    error_html,
+    json_pre,
+    terminal,
+    value_html,
+)
 
 __all__ = ["LogPage", "render_page", "write_page"]
 
@@ -82,17 +91,8 @@ ul.plan{list-style:none;padding-left:4px}summary{cursor:pointer}
 .t-underline{text-decoration:underline}
 """
 
+
 # Classes come from these sets only: a value from the log outside them gets "other".
-_STATES = frozenset(
-    {"idle", "running", "requires_action", "completed", "in_progress", "pending", "failed"}
-    | {"answered", "accepted", "rejected", "cancelled", "withdrawn", "error"}
-)
-_ROLES = frozenset({"user", "agent", "thought"})
-_SEVERITIES = frozenset({"info", "warning", "error"})
-_EXAMPLE_MIMES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
-
-
 @dataclass
 class LogPage:
     """One replayed log to show: its name, what the replay detected, and its snapshot."""
@@ -105,272 +105,6 @@ class LogPage:
     truncated_terminals: Iterable[Sequence[str]] = ()
 
 
-def _cls(prefix: str, value: object, known: frozenset[str]) -> str:
-    """A class name for ``value`` when it is a known one, else ``prefix + "other"``."""
-    return prefix + (value if isinstance(value, str) and value in known else "other")
-
-
-def _badge(value: object, prefix: str = "st-", known: frozenset[str] = _STATES) -> str:
-    return f'<span class="badge {_cls(prefix, value, known)}">{esc(value)}</span>'
-
-
-def _dicts(value: object) -> Iterator[Mapping[str, Any]]:
-    if isinstance(value, list):
-        for item in value:
-            if isinstance(item, Mapping):
-                yield item
-
-
-def _json(value: object) -> str:
-    return f"<pre>{esc(sanitize_json(value, limit=None))}</pre>"
-
-
-def _value(value: object) -> str:
-    """A string as itself, any other value as JSON (``false``, ``3``, ``null``)."""
-    return esc(value if isinstance(value, str) else sanitize_json(value, limit=None))
-
-
-def _error(error: object) -> str:
-    """A JSON-RPC error object: code, message, data."""
-    if not isinstance(error, Mapping):
-        return '<span class="badge st-error">error</span>'
-    out = f'<span class="badge st-error">error {esc(error.get("code"))}</span> '
-    out += esc(error.get("message"))
-    if error.get("data") is not None:
-        out += _json(error.get("data"))
-    return out
-
-
-@dataclass
-class _Context:
-    """Per-session rendering state: its terminals and which ones a tool call showed."""
-
-    terminals: dict[str, Mapping[str, Any]]
-    truncated: set[str]
-    shown: set[str] = field(default_factory=set)
-
-
-# -- content blocks ---------------------------------------------------------------------------
-
-
-def _blocks(blocks: object) -> str:
-    """Content blocks: adjacent text blocks joined as Markdown, others described."""
-    out: list[str] = []
-    pending: list[str] = []
-
-    def flush() -> None:
-        if pending:
-            out.append(markdown_html("".join(pending)))
-            pending.clear()
-
-    for block in blocks if isinstance(blocks, list) else ():
-        if isinstance(block, Mapping) and block.get("type") == "text":
-            text = block.get("text")
-            pending.append(text if isinstance(text, str) else "")
-            continue
-        flush()
-        out.append(_block(block))
-    flush()
-    return "".join(out)
-
-
-def _block(block: object) -> str:
-    """A non-text content block."""
-    if not isinstance(block, Mapping):
-        return _json(block)
-    kind = block.get("type")
-    if kind == "image":
-        mime, data = block.get("mimeType"), block.get("data")
-        desc = f'<span class="dim">[image {esc(mime)}]</span>'
-        if mime in _EXAMPLE_MIMES and isinstance(data, str) and _BASE64.fullmatch(data):
-            return f'<p><img alt="image" src="data:{mime};base64,{data}"> {desc}</p>'
-        return f"<p>{desc}</p>"
-    if kind == "audio":
-        return f'<p class="dim">[audio {esc(block.get("mimeType"))}]</p>'
-    if kind == "resource_link":
-        return (
-            f'<p class="dim">[link <b>{esc(block.get("name"))}</b>'
-            f" <code>{esc(block.get('uri'))}</code>]</p>"
-        )
-    if kind == "resource":
-        res = block.get("resource")
-        if not isinstance(res, Mapping):
-            return _json(block)
-        head = f'<p class="dim">[resource <code>{esc(res.get("uri"))}</code>]</p>'
-        if isinstance(res.get("text"), str):
-            return head + f"<pre>{esc(res.get('text'))}</pre>"
-        return head
-    return f'<div class="dim">[{esc(kind)} block]</div>' + _json(block)
-
-
-# -- timeline ---------------------------------------------------------------------------------
-
-
-def _excluded(entry: Mapping[str, Any]) -> str:
-    if entry.get("excludedFromContext") is True:
-        return ' <span class="excluded">(excluded from context)</span>'
-    return ""
-
-
-def _entry(entry: Mapping[str, Any], ctx: _Context) -> str:
-    kind = entry.get("entry")
-    if kind == "message":
-        return _message(entry)
-    if kind == "toolCall":
-        return _tool_call(entry, ctx)
-    if kind == "compaction":
-        return _compaction(entry)
-    return f'<div class="entry"><div class="who">{esc(kind)} entry</div>{_json(entry)}</div>'
-
-
-def _message(msg: Mapping[str, Any]) -> str:
-    role = msg.get("role")
-    cls = _cls("role-", role, _ROLES)
-    head = f'{esc(role)} <span class="id">{esc(msg.get("messageId"))}</span>{_excluded(msg)}'
-    body = _blocks(msg.get("content")) or '<p class="dim">(empty)</p>'
-    if role == "thought":
-        return (
-            f'<details class="entry {cls}"><summary class="who">{head}</summary>'
-            f'<div class="body">{body}</div></details>'
-        )
-    return (
-        f'<div class="entry {cls}"><div class="who">{head}</div>'
-        f'<div class="body">{body}</div></div>'
-    )
-
-
-def _tool_call(call: Mapping[str, Any], ctx: _Context) -> str:
-    title = call.get("title")
-    head = (
-        f"tool <b>{esc(title) if title is not None else '(untitled)'}</b>"
-        f' {_badge(call.get("status"))} <span class="badge">{esc(call.get("kind"))}</span>'
-        f' <span class="id">{esc(call.get("toolCallId"))}</span>'
-    )
-    if call.get("name") is not None:
-        head += f' <span class="dim">name: {esc(call.get("name"))}</span>'
-    body: list[str] = []
-    locations = [
-        esc(loc.get("path")) + (f":{esc(loc.get('line'))}" if loc.get("line") is not None else "")
-        for loc in _dicts(call.get("locations"))
-    ]
-    if locations:
-        body.append("<ul>" + "".join(f"<li><code>{loc}</code></li>" for loc in locations) + "</ul>")
-    content = call.get("content")
-    for item in content if isinstance(content, list) else ():
-        body.append(_tool_content(item, ctx))
-    for key, label in (("rawInput", "raw input"), ("rawOutput", "raw output")):
-        if call.get(key) is not None:
-            body.append(f"<details><summary>{label}</summary>{_json(call[key])}</details>")
-    return (
-        f'<div class="entry tool"><div class="who">{head}{_excluded(call)}</div>'
-        f'<div class="body">{"".join(body)}</div></div>'
-    )
-
-
-def _tool_content(item: object, ctx: _Context) -> str:
-    if not isinstance(item, Mapping):
-        return _json(item)
-    kind = item.get("type")
-    if kind == "content":
-        return _blocks([item.get("content")])
-    if kind == "diff":
-        return _diff(item)
-    if kind == "terminal":
-        terminal_id = str(item.get("terminalId"))
-        ctx.shown.add(terminal_id)
-        return _terminal(ctx.terminals.get(terminal_id, {"terminalId": terminal_id}), ctx)
-    return f'<div class="dim">[{esc(kind)} content]</div>' + _json(item)
-
-
-def _diff(diff: Mapping[str, Any]) -> str:
-    out: list[str] = []
-    for change in _dicts(diff.get("changes")):
-        op = change.get("operation")
-        where = esc(change.get("path"))
-        if op in ("move", "copy"):
-            where = f"{esc(change.get('oldPath'))} → {where}"
-        out.append(f"<li><b>{esc(op)}</b> <code>{where}</code></li>")
-    html = f"<ul>{''.join(out)}</ul>" if out else ""
-    patch = diff.get("patch")
-    if isinstance(patch, Mapping):
-        if patch.get("format") == "git_patch" and isinstance(patch.get("text"), str):
-            html += _git_patch(patch["text"])
-        else:
-            html += f'<p class="dim">(patch in format {esc(patch.get("format"))} not shown)</p>'
-    return html
-
-
-def _git_patch(text: str) -> str:
-    """Patch text with added lines green, removed lines red, headers and hunks marked."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    out: list[str] = []
-    for line in lines:
-        if line.startswith(("+++", "---", "diff --git", "index ")):
-            cls = "head"
-        elif line.startswith("@@"):
-            cls = "hunk"
-        elif line.startswith("+"):
-            cls = "add"
-        elif line.startswith("-"):
-            cls = "del"
-        else:
-            out.append(esc(line))
-            continue
-        out.append(f'<span class="{cls}">{esc(line)}</span>')
-    return '<pre class="diff">' + "\n".join(out) + "</pre>"
-
-
-def _terminal(term: Mapping[str, Any], ctx: _Context) -> str:
-    head = f'terminal <span class="id">{esc(term.get("terminalId"))}</span>'
-    if term.get("command") is not None:
-        head += f" <code>$ {esc(term.get('command'))}</code>"
-    if term.get("cwd") is not None:
-        head += f' <span class="dim">in</span> <code>{esc(term.get("cwd"))}</code>'
-    exit_status = term.get("exitStatus")
-    if isinstance(exit_status, Mapping):
-        code, signal = exit_status.get("exitCode"), exit_status.get("signal")
-        desc = ", ".join(
-            f"{label} {esc(value)}"
-            for label, value in (("exit code", code), ("signal", signal))
-            if value is not None
-        )
-        state = "completed" if code == 0 and signal is None else "failed"
-        head += f' <span class="badge st-{state}">exited{": " + desc if desc else ""}</span>'
-    elif "command" in term:
-        head += ' <span class="badge st-running">running</span>'
-    notes: list[str] = []
-    if str(term.get("terminalId")) in ctx.truncated:
-        notes.append("earlier output cut by the client at its byte limit (v1 truncated)")
-    dropped = term.get("truncatedBytes")
-    if isinstance(dropped, int) and dropped > 0:
-        notes.append(f"{dropped:,} earlier bytes dropped by the retention limit")
-    body = "".join(f'<p class="dim">… {note}</p>' for note in notes)
-    output = decode_output(term.get("output"))
-    if output is None:
-        body += '<p class="excluded">(stored output is not valid base64)</p>'
-    elif output:
-        body += f'<pre class="term">{terminal_html(output)}</pre>'
-    else:
-        body += '<p class="dim">(no output)</p>'
-    return f'<div class="terminal"><div class="who">{head}</div>{body}</div>'
-
-
-def _compaction(cmp: Mapping[str, Any]) -> str:
-    head = (
-        f'compaction <span class="id">{esc(cmp.get("compactionId"))}</span>'
-        f" {_badge(cmp.get('status'))}{_excluded(cmp)}"
-    )
-    body = _blocks(cmp.get("summary"))
-    if cmp.get("error") is not None:
-        body += f'<p class="excluded">{esc(cmp.get("error"))}</p>'
-    return (
-        f'<details class="entry compaction"><summary class="who">{head}</summary>'
-        f'<div class="body">{body or "<p class=dim>(no summary)</p>"}</div></details>'
-    )
-
-
 # -- the rest of a session --------------------------------------------------------------------
 
 
@@ -378,14 +112,14 @@ def _state(session: Mapping[str, Any]) -> str:
     state = session.get("state")
     if not isinstance(state, Mapping):
         return '<span class="badge">no state reported</span>'
-    out = _badge(state.get("state"))
+    out = badge(state.get("state"))
     if state.get("stopReason") is not None:
         out += f' <span class="dim">stop reason</span> {esc(state.get("stopReason"))}'
     if state.get("error") is not None:
-        out += " " + _error(state.get("error"))
+        out += " " + error_html(state.get("error"))
     background = [
         f"{esc(b.get('type'))} {esc(b.get('terminalId') or b.get('toolCallId'))}"
-        for b in _dicts(state.get("background"))
+        for b in dicts(state.get("background"))
     ]
     if background:
         out += f' <span class="dim">background:</span> {", ".join(background)}'
@@ -411,12 +145,12 @@ def _meta(session: Mapping[str, Any]) -> str:
             + ")"
         )
     out = f'<p class="dim">{" · ".join(parts)}</p>'
-    commands = [esc(c.get("name")) for c in _dicts(session.get("availableCommands"))]
+    commands = [esc(c.get("name")) for c in dicts(session.get("availableCommands"))]
     if commands:
         out += "<p><b>commands:</b> " + " ".join(f"<code>/{c}</code>" for c in commands) + "</p>"
     options = [
-        f"{esc(o.get('name'))} = <code>{_value(o.get('currentValue'))}</code>"
-        for o in _dicts(session.get("configOptions"))
+        f"{esc(o.get('name'))} = <code>{value_html(o.get('currentValue'))}</code>"
+        for o in dicts(session.get("configOptions"))
     ]
     if options:
         out += "<p><b>config:</b> " + ", ".join(options) + "</p>"
@@ -425,17 +159,17 @@ def _meta(session: Mapping[str, Any]) -> str:
 
 def _plans(plans: object) -> str:
     out: list[str] = []
-    for plan in _dicts(plans):
+    for plan in dicts(plans):
         content = plan.get("plan")
         out.append(f'<h4>plan <span class="id">{esc(plan.get("planId"))}</span></h4>')
         if not isinstance(content, Mapping) or content.get("type") != "items":
-            out.append(_json(content))
+            out.append(json_pre(content))
             continue
         items = [
-            f"<li>{_badge(e.get('status'))} {esc(e.get('content'))}"
+            f"<li>{badge(e.get('status'))} {esc(e.get('content'))}"
             + (f' <span class="dim">{esc(e.get("priority"))}</span>' if e.get("priority") else "")
             + "</li>"
-            for e in _dicts(content.get("entries"))
+            for e in dicts(content.get("entries"))
         ]
         out.append(f'<ul class="plan">{"".join(items)}</ul>' if items else "<p>(empty plan)</p>")
     return "".join(out)
@@ -456,10 +190,10 @@ def _usage(usage: object) -> str:
 
 def _notices(notices: object) -> str:
     items = [
-        f"<li>{_badge(n.get('severity'), 'sev-', _SEVERITIES)} <b>{esc(n.get('title'))}</b>"
+        f"<li>{badge(n.get('severity'), 'sev-', SEVERITIES)} <b>{esc(n.get('title'))}</b>"
         + (f": {esc(n.get('description'))}" if n.get("description") is not None else "")
         + "</li>"
-        for n in _dicts(notices)
+        for n in dicts(notices)
     ]
     return f"<h4>notices</h4><ul>{''.join(items)}</ul>" if items else ""
 
@@ -476,12 +210,12 @@ def _prompts(prompts: object) -> str:
     rows = [
         (
             esc(p.get("requestId")),
-            _badge(p.get("status")),
+            badge(p.get("status")),
             esc(p.get("messageId")),
             "yes" if p.get("echoed") else "no",
-            _error(p["error"]) if p.get("error") is not None else "",
+            error_html(p["error"]) if p.get("error") is not None else "",
         )
-        for p in _dicts(prompts)
+        for p in dicts(prompts)
     ]
     return _table("prompts", ("request", "status", "message", "echoed", "error"), rows)
 
@@ -493,7 +227,7 @@ def _outcome(req: Mapping[str, Any]) -> str:
     if outcome.get("outcome") != "selected":
         return esc(outcome.get("outcome"))
     option_id = outcome.get("optionId")
-    names = [o.get("name") for o in _dicts(req.get("options")) if o.get("optionId") == option_id]
+    names = [o.get("name") for o in dicts(req.get("options")) if o.get("optionId") == option_id]
     return f"selected <code>{esc(option_id)}</code>" + (f" ({esc(names[0])})" if names else "")
 
 
@@ -510,12 +244,12 @@ def _permissions(requests: object) -> str:
             ),
             ", ".join(
                 f'{esc(o.get("name"))} <span class="dim">{esc(o.get("kind"))}</span>'
-                for o in _dicts(r.get("options"))
+                for o in dicts(r.get("options"))
             ),
-            _badge(r.get("status")),
+            badge(r.get("status")),
             _outcome(r),
         )
-        for r in _dicts(requests)
+        for r in dicts(requests)
     ]
     return _table("permission requests", ("request", "asked", "options", "status", "outcome"), rows)
 
@@ -536,16 +270,16 @@ def _session(
         f"<p><b>state:</b> {_state(session)}</p>",
         _meta(session),
     ]
-    terminals = {str(t.get("terminalId")): t for t in _dicts(session.get("terminals"))}
-    ctx = _Context(terminals, {tid for sid, tid in truncated if sid == session_id})
-    out.extend(_entry(entry, ctx) for entry in _dicts(session.get("timeline")))
-    unretained = [_entry(entry, ctx) for entry in _dicts(session.get("unretained"))]
+    terminals = {str(t.get("terminalId")): t for t in dicts(session.get("terminals"))}
+    ctx = Context(terminals, {tid for sid, tid in truncated if sid == session_id})
+    out.extend(entry(item, ctx) for item in dicts(session.get("timeline")))
+    unretained = [entry(item, ctx) for item in dicts(session.get("unretained"))]
     if unretained:
         out.append(
             f"<details><summary>{len(unretained)} entries not retained by the last history"
             f" replay</summary>{''.join(unretained)}</details>"
         )
-    others = [_terminal(t, ctx) for tid, t in terminals.items() if tid not in ctx.shown]
+    others = [terminal(t, ctx) for tid, t in terminals.items() if tid not in ctx.shown]
     if others:
         out.append("<h4>terminals</h4>" + "".join(others))
     out.append(_plans(session.get("plans")))
@@ -553,11 +287,11 @@ def _session(
     out.append(_notices(session.get("notices")))
     out.append(_prompts(session.get("prompts")))
     out.append(_permissions(session.get("permissionRequests")))
-    unknown = list(_dicts(session.get("unknownUpdates")))
+    unknown = list(dicts(session.get("unknownUpdates")))
     if unknown:
         out.append(
             f"<details><summary>{len(unknown)} unknown updates</summary>"
-            + "".join(_json(u) for u in unknown)
+            + "".join(json_pre(u) for u in unknown)
             + "</details>"
         )
     for child in children.get(session_id, ()):
@@ -595,22 +329,22 @@ def _failed(failed: Sequence[Mapping[str, Any]]) -> str:
             esc(f.get("line")),
             f"<code>{esc(f.get('method'))}</code>",
             esc(f.get("sessionId")),
-            _error(f.get("error")),
+            error_html(f.get("error")),
         )
-        for f in _dicts(list(failed))
+        for f in dicts(list(failed))
     ]
     return _table("failed requests", ("line", "method", "session", "error"), rows)
 
 
 def _diagnostics(diagnostics: object) -> str:
-    items = list(_dicts(diagnostics))
+    items = list(dicts(diagnostics))
     if not items:
         return '<p class="dim">no diagnostics</p>'
     counts = Counter(str(d.get("severity")) for d in items)
     summary = ", ".join(f"{n} {esc(sev)}" for sev, n in counts.most_common())
     rows = "".join(
         f"<tr><td>{esc(d.get('line'))}</td>"
-        f"<td>{_badge(d.get('severity'), 'sev-', _SEVERITIES)}</td>"
+        f"<td>{badge(d.get('severity'), 'sev-', SEVERITIES)}</td>"
         f"<td><code>{esc(d.get('code'))}</code></td><td>{esc(d.get('message'))}</td></tr>"
         for d in items
     )
@@ -623,7 +357,7 @@ def _diagnostics(diagnostics: object) -> str:
 
 def _log(page: LogPage, version: str) -> str:
     snapshot = page.snapshot
-    sessions = list(_dicts(snapshot.get("sessions")))
+    sessions = list(dicts(snapshot.get("sessions")))
     truncated = {(str(sid), str(tid)) for sid, tid in page.truncated_terminals}
     protocol = f"v{page.protocol}" if page.protocol is not None else "not detected"
     meta = (
