@@ -441,3 +441,170 @@ def test_browser_never_runs_the_hostile_script(chromium: str, tmp_path: Path) ->
     assert not any(tag == "script" for tag, _ in parsed.tags)
     text = " ".join(parsed.text)
     assert _SCRIPT in text and _IMG in text and _LINK in text
+
+
+_PATCH = (
+    "diff --git /p/a.py /p/a.py\n--- /p/a.py\n+++ /p/a.py\n@@ -1,2 +1,2 @@\n"
+    " keep\n-old line\n+new line\n"
+)
+FULL: dict[str, Any] = {
+    "format": "acp-client/snapshot@1",
+    "sessions": [
+        {
+            "sessionId": "s1",
+            "announced": False,
+            "protocolVersion": 2,
+            "closed": True,
+            "state": {"state": "idle", "stopReason": "refusal"},
+            "completedTurns": ["end_turn", None],
+            "sessionInfo": {"title": "Fix **it**", "updatedAt": "2026-01-01T00:00:00Z"},
+            "timeline": [
+                {
+                    "entry": "message",
+                    "messageId": "u1",
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "look at "},
+                        {"type": "text", "text": "**this**"},
+                        {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+                        {"type": "resource", "resource": {"uri": "file:///r", "text": "res <t>"}},
+                    ],
+                },
+                {
+                    "entry": "toolCall",
+                    "toolCallId": "c1",
+                    "title": "Edit a.py",
+                    "kind": "edit",
+                    "status": "failed",
+                    "content": [
+                        {
+                            "type": "diff",
+                            "changes": [
+                                {"operation": "modify", "path": "/p/a.py"},
+                                {"operation": "move", "oldPath": "/p/b", "path": "/p/c"},
+                            ],
+                            "patch": {"format": "git_patch", "text": _PATCH},
+                        },
+                        {"type": "diff", "changes": [], "patch": {"format": "other", "text": ""}},
+                    ],
+                    "locations": [{"path": "/p/a.py", "line": 2}],
+                    "rawInput": {"path": "/p/a.py"},
+                    "excludedFromContext": True,
+                },
+                {
+                    "entry": "compaction",
+                    "compactionId": "k1",
+                    "status": "failed",
+                    "summary": [{"type": "text", "text": "summary text"}],
+                    "error": "too long",
+                },
+                {"entry": "future", "x": 1},
+            ],
+            "unretained": [{"entry": "message", "messageId": "a0", "role": "agent", "content": []}],
+            "terminals": [
+                {
+                    "terminalId": "t9",
+                    "command": "make",
+                    "exitStatus": {"signal": "SIGKILL"},
+                    "output": "not base64!",
+                    "truncatedBytes": 10,
+                },
+            ],
+            "plans": [
+                {
+                    "planId": "p1",
+                    "plan": {
+                        "type": "items",
+                        "entries": [
+                            {"content": "step one", "status": "in_progress", "priority": "high"}
+                        ],
+                    },
+                },
+                {"planId": "p2", "plan": {"type": "graph"}},
+            ],
+            "usage": {"used": 5, "size": 10, "cost": {"amount": 1.5, "currency": "EUR"}},
+            "notices": [{"severity": "warning", "title": "slow", "description": "mcp down"}],
+            "prompts": [
+                {
+                    "requestId": 3,
+                    "status": "rejected",
+                    "echoed": False,
+                    "error": {"code": -32602, "message": "bad prompt", "data": {"k": 1}},
+                },
+            ],
+            "permissionRequests": [
+                {
+                    "requestId": 7,
+                    "title": "Edit?",
+                    "description": "a.py",
+                    "toolCallId": "c1",
+                    "status": "pending",
+                    "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}],
+                },
+                {
+                    "requestId": 8,
+                    "title": "Again?",
+                    "status": "cancelled",
+                    "outcome": {"outcome": "cancelled"},
+                    "options": [],
+                },
+            ],
+            "unknownUpdates": [{"sessionUpdate": "future_update", "v": 1}],
+            "availableCommands": [{"name": "test"}],
+            "configOptions": [{"name": "Verbose", "currentValue": False}],
+        }
+    ],
+    "diagnostics": [],
+}
+
+
+def test_every_section_of_a_full_snapshot(tmp_path: Path) -> None:
+    failed = [{"line": 4, "method": "session/new", "error": {"code": -1, "message": "no"}}]
+    page = render_page([LogPage("full", FULL, "jsonrpc", 2, failed, [("s1", "t9")])])
+    parsed = _parse(page)
+    assert parsed.errors == [] and parsed.stack == []
+    text = _words(" ".join(parsed.text))
+    for part in (
+        "Fix **it** s1",  # the title is plain text, not Markdown
+        "state: idle stop reason refusal",
+        "protocol v2 · not announced (log mid-stream) · closed · updated 2026-01-01T00:00:00Z",
+        "2 completed turns (end_turn: 1, none: 1)",
+        "commands: /test",
+        "config: Verbose = false",
+        "look at this",
+        "[image image/png]",
+        "[resource file:///r ] res <t>",
+        "tool Edit a.py failed edit c1 (excluded from context)",
+        "/p/a.py:2",
+        "modify /p/a.py",
+        "move /p/b → /p/c",
+        "(patch in format other not shown)",
+        "raw input",
+        "compaction k1 failed",
+        "summary text",
+        "too long",
+        "future entry {\"entry\":\"future\",\"x\":1}",
+        "1 entries not retained",
+        "$ make",
+        "exited: signal SIGKILL",
+        "cut by the client at its byte limit",
+        "10 earlier bytes dropped",
+        "(stored output is not valid base64)",
+        "in_progress step one high",
+        '{"type":"graph"}',
+        "5 / 10 tokens (50%) · cost 1.5 EUR",
+        "warning slow : mcp down",
+        "3 rejected no error -32602 bad prompt",
+        "7 Edit? a.py tool c1 Allow allow_once pending",
+        "8 Again? cancelled cancelled",
+        "1 unknown updates",
+        "4 session/new error -1 no",
+    ):
+        assert part in text, part
+    assert "<strong>this</strong>" in page
+    assert '<img alt="image" src="data:image/png;base64,iVBORw0KGgo=">' in page
+    assert '<span class="add">+new line</span>' in page
+    assert '<span class="del">-old line</span>' in page
+    assert '<span class="hunk">@@ -1,2 +1,2 @@</span>' in page
+    assert '<details class="entry compaction">' in page
+    (tmp_path / "full.html").write_text(page, encoding="utf-8")

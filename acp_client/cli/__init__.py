@@ -139,8 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--html",
         metavar="FILE",
-        help="write the conversation as one self-contained HTML page to FILE instead of"
-        " showing it (with --json, print the snapshot too); not with --stats or --follow",
+        help="write the conversation as one self-contained HTML page (no scripts, nothing"
+        " loaded) to FILE instead of showing it; with --json the snapshot is printed too;"
+        " not with --stats or --follow; exit status as above, 2 if FILE cannot be written",
     )
 
     run = commands.add_parser(
