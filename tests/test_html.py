@@ -583,7 +583,7 @@ def test_every_section_of_a_full_snapshot(tmp_path: Path) -> None:
         "compaction k1 failed",
         "summary text",
         "too long",
-        "future entry {\"entry\":\"future\",\"x\":1}",
+        'future entry {"entry":"future","x":1}',
         "1 entries not retained",
         "$ make",
         "exited: signal SIGKILL",
