@@ -608,3 +608,14 @@ def test_every_section_of_a_full_snapshot(tmp_path: Path) -> None:
     assert '<span class="hunk">@@ -1,2 +1,2 @@</span>' in page
     assert '<details class="entry compaction">' in page
     (tmp_path / "full.html").write_text(page, encoding="utf-8")
+
+
+def test_html_of_the_example_log_and_of_many_logs_at_once(tmp_path: Path) -> None:
+    out = tmp_path / "page.html"
+    assert main(["replay", "--html", str(out)]) == 0
+    assert "example log (shipped in the package)" in out.read_text(encoding="utf-8")
+    logs = [str(HERE / "transcripts" / n) for n in ("cancellation.jsonl", "unknown_variants.jsonl")]
+    assert main(["replay", "--jobs", "2", *logs, "--html", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert page.count('<section class="log">') == 2
+    assert all(log in page for log in logs)
