@@ -46,7 +46,7 @@ body{font:15px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1d233
 header.page{background:#1d2330;color:#eef;padding:12px 24px}
 header.page h1{margin:0 0 4px;font-size:20px}
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:0 12px;margin:0;font-size:13px}
-dl.meta dt{color:#9ab}dl.meta dd{margin:0;font-family:ui-monospace,monospace}
+dl.meta dt{color:#667}dl.meta dd{margin:0;font-family:ui-monospace,monospace}
 main{max-width:1000px;margin:0 auto;padding:12px 24px}
 section.log>h2{font-size:16px;border-bottom:2px solid #1d2330}
 section.session{background:#fff;border:1px solid #d5d9e0;border-radius:8px;padding:8px 16px;
