@@ -142,6 +142,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--no-thoughts", action="store_true", help="hide the agent's thoughts")
     replay.add_argument("--markdown", action="store_true", help="render message text as Markdown")
+    replay.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write the conversation as one self-contained HTML page (no scripts, nothing"
+        " loaded) to FILE instead of showing it; with --json the snapshot is printed too;"
+        " not with --stats or --follow; exit status as above, 2 if FILE cannot be written",
+    )
 
     run = commands.add_parser(
         "run",
@@ -264,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.agent = agent
         return run_command(args)
     except ModuleNotFoundError as exc:
-        if exc.name not in ("rich", "pyte", "trio"):
+        if exc.name not in ("rich", "pyte", "trio", "markdown_it"):
             raise
         extra = "run" if exc.name == "trio" or args.command == "run" else "cli"
         sys.stderr.write(

@@ -21,6 +21,7 @@ __all__ = ["replay_command"]
 _FATAL_CODES = frozenset({"unsupported-compression", "gzip-error", "no-format-detected"})
 _PROGRESS_BYTES = 8 * 1024 * 1024
 _EXTRAS = "renderExtras"  # what only the rendered view shows, carried beside the snapshot
+_PAGE = "pageExtras"  # what the --html page shows beside the snapshot
 
 
 def _example_log() -> bytes:
@@ -126,11 +127,16 @@ def _replay_one(
     if mode == "stats":
         return name, _status(result), _stats(result, elapsed, size)
     snapshot = result.snapshot()
-    if mode == "render":  # not part of the snapshot: only the rendered view shows them
-        snapshot[_EXTRAS] = {
+    if mode != "json":  # not part of the snapshot: only the rendered views show them
+        extras = {
             "failed_requests": [failed.to_json() for failed in result.failed_requests],
             "truncated_terminals": sorted(result.replayer.truncated_terminals),
         }
+        if mode == "render":
+            snapshot[_EXTRAS] = extras
+        else:  # --html
+            snapshot[_PAGE] = {"format": result.format, "protocol": result.replayer.version}
+            snapshot[_PAGE].update(extras)
     return name, _status(result), snapshot
 
 
@@ -184,6 +190,9 @@ def replay_command(args: argparse.Namespace) -> int:
         sys.stderr.write("acp-client replay: no log files found\n")
         return EXIT_UNREADABLE
     options = _options(args)
+    if args.html is not None and (args.stats or args.follow):
+        sys.stderr.write("acp-client replay: --html does not go with --stats or --follow\n")
+        return EXIT_USAGE
     if args.follow:
         if len(logs) != 1 or logs[0] in ("", "-"):
             sys.stderr.write("acp-client replay: --follow takes exactly one log file\n")
@@ -192,6 +201,8 @@ def replay_command(args: argparse.Namespace) -> int:
 
         return follow(logs[0], args, options)
     mode = "stats" if args.stats else ("json" if args.json else "render")
+    if args.html is not None:
+        mode = "json+html" if args.json else "html"
     jobs = max(1, args.jobs)
     results: list[tuple[str, int, Any]]
     if jobs > 1 and len(logs) > 1:
@@ -219,15 +230,20 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
         from rich.console import Console
 
         console = Console(markup=False, highlight=False, emoji=False)
+    pages = []
     for name, status, payload in results:
         worst = max(worst, status)
         if isinstance(payload, str):
             sys.stderr.write(f"acp-client replay: {_safe(payload)}\n")
             continue
+        if _PAGE in payload:
+            from ._html import LogPage
+
+            pages.append(LogPage(name, payload, **payload.pop(_PAGE)))
         fatal = _fatal_message(payload)
         if fatal and status == EXIT_UNREADABLE:
             sys.stderr.write(f"acp-client replay: {_safe(name or 'example')}: {_safe(fatal)}\n")
-        if mode == "json":
+        if mode.startswith("json"):
             if many:
                 line = {"file": name, **payload}
                 sys.stdout.write(dump_json(line) + "\n")
@@ -238,7 +254,7 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
                 sys.stdout.write(dump_json({"file": name, **payload}) + "\n")
             else:
                 _print_stats(name, payload, console)
-        else:
+        elif mode == "render":
             from ._render import render_snapshot
 
             assert console is not None
@@ -253,6 +269,10 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
                 markdown=args.markdown,
             )
     sys.stdout.flush()
+    if args.html is not None:
+        from ._html import write_page
+
+        worst = max(worst, write_page(args.html, pages))
     return worst
 
 
