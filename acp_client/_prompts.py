@@ -1,18 +1,26 @@
 """Prompt submissions and permission requests (ACP-V2-CLIENT-STATE.md sections 10 and 11).
 
-Prompt lifecycle, as a table (state, input) -> state::
+Both are small state machines written as tables, ``(status, input) -> (status, effects)``,
+walked pair by pair in ``tests/test_state_machines.py``.
 
-    pending  + success response with string messageId -> accepted (unbound=False)
-    pending  + success response without one            -> accepted (unbound=True, R8)
-    pending  + error response                          -> rejected
-    accepted + a replay that does not report it        -> accepted (not_retained=True)
+:data:`PROMPT_TRANSITIONS` (10.3-10.5). A submission is ``pending`` until its response:
 
-``echoed`` is independent: it becomes true once a user-message update (or chunk) with
-the accepted ``messageId`` is applied in that session, before or after the response, and
-never goes back. Completion of the work is the session's ``idle`` state, not the response.
+* ``accept``: a success response (10.4); ``unbind``: it had no string ``messageId``, so it
+  cannot be linked (R8); ``reject``: an error response, kept for display (10.5).
+* ``echo``: a user-message update with its ``messageId`` was applied in the session, before
+  or after the response (10.4); ``echoed`` never goes back. It is independent of the status.
+* ``placed``: that message was placed again (a replay containing it, 10.5);
+  ``lost``: a full replay did not report it (R2, 10.5: ``not_retained``).
 
-Permission requests: ``pending`` -> ``answered`` | ``cancelled`` (the client answered with
-the ``cancelled`` outcome) | ``withdrawn`` (the agent's ``$/cancel_request``; final).
+A pair missing from the table is a caller's error: :meth:`PromptState.advance` raises
+:class:`~acp_client.LocalProtocolError` (a response is matched once, by its request id).
+Completion of the work is the session's ``idle`` state, not the response.
+
+:data:`PERMISSION_TRANSITIONS` (11.1, 11.2). A request is ``pending`` until the client
+answers it (``answer``, or ``cancel`` with the ``cancelled`` outcome) or the agent withdraws
+it (``withdraw``: ``$/cancel_request``, or its id reused while pending, 1.2). Every other
+status is final: a pair missing from the table is ignored (R62: an unknown or answered
+request's cancel changes nothing) and :meth:`PermissionState.advance` returns ``False``.
 """
 
 from __future__ import annotations
@@ -20,11 +28,45 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from . import _schema as s
+from ._errors import LocalProtocolError
 
-__all__ = ["PermissionState", "PromptState", "PromptStatus", "PermissionStatus"]
+__all__ = [
+    "PERMISSION_TRANSITIONS",
+    "PROMPT_TRANSITIONS",
+    "PermissionInput",
+    "PermissionState",
+    "PermissionStatus",
+    "PromptInput",
+    "PromptState",
+    "PromptStatus",
+]
 
 PromptStatus = Literal["pending", "accepted", "rejected"]
 PermissionStatus = Literal["pending", "answered", "cancelled", "withdrawn"]
+PromptInput = Literal["accept", "unbind", "reject", "echo", "placed", "lost"]
+PermissionInput = Literal["answer", "cancel", "withdraw"]
+
+#: (status, input) -> (status, {flag: value}) for a prompt submission (10.3-10.5).
+PROMPT_TRANSITIONS: dict[tuple[PromptStatus, PromptInput], tuple[PromptStatus, dict[str, bool]]] = {
+    ("pending", "accept"): ("accepted", {}),
+    ("pending", "reject"): ("rejected", {}),
+    ("accepted", "unbind"): ("accepted", {"unbound": True}),
+    ("accepted", "lost"): ("accepted", {"not_retained": True}),
+    # echoed and placed do not depend on the status (10.4)
+    ("pending", "echo"): ("pending", {"echoed": True}),
+    ("accepted", "echo"): ("accepted", {"echoed": True}),
+    ("rejected", "echo"): ("rejected", {"echoed": True}),
+    ("pending", "placed"): ("pending", {"not_retained": False}),
+    ("accepted", "placed"): ("accepted", {"not_retained": False}),
+    ("rejected", "placed"): ("rejected", {"not_retained": False}),
+}
+
+#: (status, input) -> status for a permission request (11.1, 11.2); the rest is final.
+PERMISSION_TRANSITIONS: dict[tuple[PermissionStatus, PermissionInput], PermissionStatus] = {
+    ("pending", "answer"): "answered",
+    ("pending", "cancel"): "cancelled",
+    ("pending", "withdraw"): "withdrawn",
+}
 
 
 class PromptState:
@@ -69,6 +111,19 @@ class PromptState:
         self.not_retained = False
         self.turns_before: int | None = None
 
+    def advance(self, event: PromptInput) -> None:
+        """Take one input through :data:`PROMPT_TRANSITIONS`.
+
+        Raises:
+            LocalProtocolError: the pair is not in the table.
+        """
+        found = PROMPT_TRANSITIONS.get((self.status, event))
+        if found is None:
+            raise LocalProtocolError(f"prompt {self.request_id!r} is {self.status}: no {event!r}")
+        self.status = found[0]
+        for flag, value in found[1].items():
+            setattr(self, flag, value)
+
     @property
     def inserted(self) -> bool:
         """Whether the agent answered that the prompt was inserted."""
@@ -108,6 +163,17 @@ class PermissionState:
         self.tool_call_id = tool_call_id
         self.status: PermissionStatus = "pending"
         self.outcome: Any = None
+
+    def advance(self, event: PermissionInput) -> bool:
+        """Take one input through :data:`PERMISSION_TRANSITIONS`; return whether it changed.
+
+        A pair missing from the table (a final status) changes nothing (R62).
+        """
+        found = PERMISSION_TRANSITIONS.get((self.status, event))
+        if found is None:
+            return False
+        self.status = found
+        return True
 
     @property
     def terminal_id(self) -> str | None:

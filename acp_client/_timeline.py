@@ -1,0 +1,235 @@
+"""The entity stores of one session and its timeline (ACP-V2-CLIENT-STATE.md 2.2, 2.3, 12.3).
+
+A :class:`Timeline` owns what a session knows about its entities: the update ordinal (2.2),
+the timeline of messages, tool calls and compactions in first-seen order (2.3), the stores
+by id (messages per role, tool calls, terminals, plans, compactions), notices and unknown
+updates with the ordinals they arrived at, and the replay generations (12.3): what a
+history replay did not report again moves to ``unretained``.
+
+It only stores and finds; what an update changes is the reducer's (``_session``) and
+when work starts or ends is the foreground's (``_foreground``). Its attributes are the
+documented internal interface that ``_snapshot`` reads and restores.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._entities import (
+    CompactionState,
+    MessageState,
+    PlanState,
+    Role,
+    TerminalState,
+    TimelineEntry,
+    ToolCallState,
+)
+
+__all__ = ["Timeline"]
+
+
+def _is_user(entry: TimelineEntry) -> bool:
+    return type(entry) is MessageState and entry.role == "user"
+
+
+class Timeline:
+    """The entities of one session, by id and in first-seen order (2.3), and the ordinal.
+
+    Attributes:
+        ordinal: how many updates were applied (each update's own ordinal, 2.2).
+        entries: messages, tool calls and compactions in first-seen order; nothing moves.
+        user / agent / thought: messages of each role by id (``messages`` maps the role).
+        tool_calls / terminals / plans / compactions: the other stores, by id.
+        notices / notice_ordinals: notices and the ordinal each arrived at.
+        unknown / unknown_ordinals: unknown updates, verbatim, and their ordinals (13.1).
+        unretained: timeline entries a history replay did not report again (12.3).
+        unretained_terminals / unretained_plans: the same for terminals and plans.
+        previous: while a replay runs, the timeline before it by key (else ``None``).
+    """
+
+    __slots__ = (
+        "agent",
+        "compactions",
+        "entries",
+        "messages",
+        "notice_ordinals",
+        "notices",
+        "ordinal",
+        "plans",
+        "previous",
+        "previous_side",
+        "terminal_limit",
+        "terminals",
+        "thought",
+        "tool_calls",
+        "unknown",
+        "unknown_ordinals",
+        "unretained",
+        "unretained_plans",
+        "unretained_terminals",
+        "user",
+    )
+
+    def __init__(self, terminal_limit: int | None = None) -> None:
+        self.ordinal = 0
+        self.terminal_limit = terminal_limit
+        self.notices: list[Any] = []
+        self.notice_ordinals: list[int] = []
+        self.unknown: list[dict[str, Any]] = []
+        self.unknown_ordinals: list[int] = []
+        self.unretained: list[TimelineEntry] = []
+        self.unretained_terminals: dict[str, TerminalState] = {}
+        self.unretained_plans: dict[str, PlanState] = {}
+        self.previous: dict[tuple[str, str], TimelineEntry] | None = None
+        self.previous_side: tuple[dict[str, TerminalState], dict[str, PlanState]] | None = None
+        self._new_generation()
+
+    def _new_generation(self) -> None:
+        """Empty stores: a new session, or the generation a history replay rebuilds."""
+        self.entries: list[TimelineEntry] = []
+        self.user: dict[str, MessageState] = {}
+        self.agent: dict[str, MessageState] = {}
+        self.thought: dict[str, MessageState] = {}
+        self.messages: dict[str, dict[str, MessageState]] = {
+            "user": self.user,
+            "agent": self.agent,
+            "thought": self.thought,
+        }
+        self.tool_calls: dict[str, ToolCallState] = {}
+        self.terminals: dict[str, TerminalState] = {}
+        self.plans: dict[str, PlanState] = {}
+        self.compactions: dict[str, CompactionState] = {}
+
+    # ------------------------------------------------------------ get or create
+
+    def new_message(self, role: Role, message_id: str) -> MessageState:
+        """Create a message first seen now and place it at the end of the timeline."""
+        msg = MessageState(role, message_id, self.ordinal)
+        self.messages[role][message_id] = msg
+        self.entries.append(msg)
+        return msg
+
+    def tool_call(self, tool_call_id: str) -> tuple[ToolCallState, bool]:
+        """The tool call with this id, created (and placed) if new; and whether it was."""
+        call = self.tool_calls.get(tool_call_id)
+        if call is not None:
+            return call, False
+        call = self.tool_calls[tool_call_id] = ToolCallState(tool_call_id, self.ordinal)
+        self.entries.append(call)
+        return call, True
+
+    def compaction(self, compaction_id: str) -> tuple[CompactionState, bool]:
+        """The compaction with this id, created (and placed) if new; and whether it was."""
+        comp = self.compactions.get(compaction_id)
+        if comp is not None:
+            return comp, False
+        comp = self.compactions[compaction_id] = CompactionState(compaction_id, self.ordinal)
+        self.entries.append(comp)
+        return comp, True
+
+    def terminal(self, terminal_id: str) -> tuple[TerminalState, bool]:
+        """The terminal with this id, created if new (terminals are not placed, 8)."""
+        term = self.terminals.get(terminal_id)
+        if term is not None:
+            return term, False
+        term = TerminalState(terminal_id, self.ordinal, self.terminal_limit)
+        self.terminals[terminal_id] = term
+        return term, True
+
+    def set_plan(self, plan_id: str, plan: Any) -> bool:
+        """Store a plan's content (replaced whole); return whether the plan is new."""
+        state = self.plans.get(plan_id)
+        if state is None:
+            self.plans[plan_id] = PlanState(plan_id, plan, self.ordinal)
+            return True
+        state.plan = plan
+        return False
+
+    def add_notice(self, notice: Any) -> None:
+        """Keep a notice, anchored at the current ordinal (2.2)."""
+        self.notices.append(notice)
+        self.notice_ordinals.append(self.ordinal)
+
+    def add_unknown(self, update: dict[str, Any]) -> None:
+        """Keep an unknown update verbatim, anchored at the current ordinal (13.1)."""
+        self.unknown.append(update)
+        self.unknown_ordinals.append(self.ordinal)
+
+    # ----------------------------------------------------------------- queries
+
+    def user_message_applied(self, message_id: str) -> bool:
+        """Whether a user message with this id was ever applied here, in any generation."""
+        if message_id in self.user:
+            return True
+        if self.previous is not None and ("user", message_id) in self.previous:
+            return True  # applied before the replay that is running now
+        return any(_is_user(e) and e.message_id == message_id for e in self.unretained)  # type: ignore[union-attr]
+
+    def first_user_index(self, start: int) -> int | None:
+        """The index of the first user message at or after ``start``, if any."""
+        entries = self.entries
+        for index in range(start, len(entries)):
+            if _is_user(entries[index]):
+                return index
+        return None
+
+    def last_user_index(self) -> int | None:
+        """The index of the last user message of the timeline, if any."""
+        entries = self.entries
+        for index in range(len(entries) - 1, -1, -1):
+            if _is_user(entries[index]):
+                return index
+        return None
+
+    def ends_with_user_message(self, start: int) -> bool:
+        """Whether the timeline has entries after ``start`` and its last is a user message."""
+        return len(self.entries) > start and _is_user(self.entries[-1])
+
+    # ------------------------------------------------------------------ replay
+
+    def begin_replay(self) -> None:
+        """A history replay starts (12.3): the entities become the previous generation."""
+        self.previous = {entry.key: entry for entry in self.entries}
+        for call in self.tool_calls.values():
+            # 12.3 step 3: local cancellation overlays and pending entity cancels are
+            # dropped; what the replay does not report again keeps the agent's own status.
+            call.locally_cancelled = False
+            call.cancel_pending = False
+        self.previous_side = (self.terminals, self.plans)
+        self._new_generation()
+
+    def end_replay(self) -> tuple[int, set[str]]:
+        """Finish a replay: return how many entries it lost, and the lost user message ids.
+
+        What the replay did not report again moves to ``unretained`` (12.3 step 4); what an
+        earlier replay lost and this one reported again leaves it (its key keeps its
+        identity, step 3).
+        """
+        previous = self.previous or {}
+        self.previous = None
+        kept = 0
+        current = {entry.key for entry in self.entries}
+        self.unretained[:] = [entry for entry in self.unretained if entry.key not in current]
+        lost_users: set[str] = set()
+        for key, entry in previous.items():
+            if key not in current:
+                self.unretained.append(entry)
+                kept += 1
+                if _is_user(entry):
+                    lost_users.add(entry.message_id)  # type: ignore[union-attr]
+        if self.previous_side is not None:
+            # Terminals and plans the replay did not report again leave the current state
+            # too; they are kept here, outside the snapshot's lists.
+            old_terminals, old_plans = self.previous_side
+            for tid, term in old_terminals.items():
+                if tid not in self.terminals:
+                    self.unretained_terminals[tid] = term
+            for pid, plan in old_plans.items():
+                if pid not in self.plans:
+                    self.unretained_plans[pid] = plan
+            self.previous_side = None
+        for tid in self.terminals.keys() & self.unretained_terminals.keys():
+            del self.unretained_terminals[tid]  # reported again
+        for pid in self.plans.keys() & self.unretained_plans.keys():
+            del self.unretained_plans[pid]
+        return kept, lost_users
