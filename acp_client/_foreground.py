@@ -115,6 +115,11 @@ TRANSITIONS: dict[tuple[Phase, StateInput], tuple[Phase, tuple[Effect, ...]]] = 
     ("custom", "custom/replay"): ("custom", (_FORGET,)),
 }
 
+
+def _nothing(*_: Any) -> None:
+    """The callbacks until :meth:`Foreground.connect` sets them."""
+
+
 _KINDS: dict[str, str] = {"idle": "idle", "running": "active", "requires_action": "active"}
 _MODES = ("", "/resume", "/replay")
 
@@ -180,14 +185,12 @@ class Foreground:
         session_id: str,
         timeline: Timeline,
         note: Callable[[str, str], None],
-        reference_terminal: Callable[[str], None],
-        turn_ended: Callable[[], None],
     ) -> None:
         self._session_id = session_id
         self._tl = timeline
         self._note = note
-        self._reference_terminal = reference_terminal
-        self._turn_ended = turn_ended
+        self._reference_terminal: Callable[[str], None] = _nothing
+        self._turn_ended: Callable[[], None] = _nothing
         self.state: s.StateUpdate | None = None
         self.state_updates = 0
         self.background: list[Any] | None = None
@@ -200,6 +203,13 @@ class Foreground:
         self.work_awaited = False
         self.idle_ordinal = 0
         self.resuming = 0
+
+    def connect(
+        self, reference_terminal: Callable[[str], None], turn_ended: Callable[[], None]
+    ) -> None:
+        """Set the callbacks: who creates a listed terminal (R53), who reports at work's end."""
+        self._reference_terminal = reference_terminal
+        self._turn_ended = turn_ended
 
     def apply(self, u: s.StateUpdate, created_by_new: bool, replaying: bool) -> ev.StateChanged:
         """Apply one ``state_update`` through :data:`TRANSITIONS`; return its event."""
@@ -375,7 +385,7 @@ class Foreground:
         return self.state.state == "idle"
 
     def prompt_accepted(self, echo_first_seen: int | None) -> None:
-        """A prompt was accepted: its work is awaited until the next idle (R49).
+        """A prompt was accepted: its work is awaited until the next idle (R49, R15).
 
         Not when its message was placed before the last idle: the response came after the
         work it started had ended.
@@ -390,7 +400,15 @@ class Foreground:
     def request_cancel(self, idle: bool | None) -> tuple[str, ...]:
         """Mark the current work's unfinished tool calls cancelled (11.2, R15, R46, R49).
 
-        See :meth:`acp_client.Session.request_cancel`.
+        Marks the not-finished tool calls of the current work cancelled (a local overlay
+        that any later agent status replaces) and sets ``cancel_requested`` until the idle
+        that ends the work. Returns the ids of the tool calls it marked. While idle
+        (including a ``session/new`` session before any snapshot, 6.3) nothing runs in the
+        foreground: nothing is marked and no idle is awaited (R46), so the next work's
+        permission requests are not taken for cancelled ones; unless a prompt was accepted
+        since the last idle: its work is under way even before ``running`` arrives (R49),
+        and what changed since that idle pertains to it. Listed background work is not
+        marked (R15).
         """
         if idle:
             if not self.work_awaited:

@@ -25,8 +25,10 @@ request's cancel changes nothing) and :meth:`PermissionState.advance` returns ``
 
 from __future__ import annotations
 
+from collections.abc import Callable, Container
 from typing import Any, Literal
 
+from . import _events as ev
 from . import _schema as s
 from ._errors import LocalProtocolError
 
@@ -39,6 +41,7 @@ __all__ = [
     "PromptInput",
     "PromptState",
     "PromptStatus",
+    "PromptTracker",
 ]
 
 PromptStatus = Literal["pending", "accepted", "rejected"]
@@ -188,3 +191,129 @@ class PermissionState:
 
     def __repr__(self) -> str:
         return f"PermissionState({self.request_id!r}, {self.status})"
+
+
+class PromptTracker:
+    """The prompts and permission requests of one session, and how updates concern them.
+
+    Args:
+        session_id: the session's id (for events).
+        note: ``note(code, message)`` appends a diagnostic.
+        side_events: where a prompt's echo event goes, after its update's event.
+        in_background: whether the latest background list names a tool call or terminal.
+
+    Attributes:
+        prompts: every submission, in the order the client sent them.
+        by_message: the first accepted prompt answered with each user message id.
+        permissions: the latest permission request with each id.
+        permission_log: every permission request, in arrival order (ids may repeat).
+    """
+
+    __slots__ = (
+        "_awaiting_echo",
+        "_in_background",
+        "_note",
+        "_pending_noted",
+        "_replay_prompts",
+        "_session_id",
+        "_side",
+        "_unechoed_reported",
+        "by_message",
+        "permission_log",
+        "permissions",
+        "prompts",
+    )
+
+    def __init__(
+        self,
+        session_id: str,
+        note: Callable[[str, str], None],
+        side_events: list[ev.Event],
+        in_background: Callable[[str | None, str | None], bool],
+    ) -> None:
+        self._session_id = session_id
+        self._note = note
+        self._side = side_events
+        self._in_background = in_background
+        self.prompts: list[PromptState] = []
+        self.by_message: dict[str, PromptState] = {}
+        self._awaiting_echo: dict[str, list[PromptState]] = {}
+        self._unechoed_reported: set[PromptState] = set()  # reported once each (10.5)
+        self._replay_prompts: list[PromptState] = []
+        self.permissions: dict[int | str, PermissionState] = {}
+        self.permission_log: list[PermissionState] = []
+        self._pending_noted: set[int | str] = set()  # permission-pending-at-idle reported
+
+    def link(self, prompt: PromptState, message_id: str, applied: bool, restored: bool) -> None:
+        """Bind a prompt to its user message id (10.4); ``applied``: that message exists."""
+        prompt.message_id = message_id
+        self.by_message.setdefault(message_id, prompt)
+        if applied and not restored:
+            prompt.advance("echo")
+        elif not prompt.echoed:
+            self._awaiting_echo.setdefault(message_id, []).append(prompt)
+
+    def user_message(self, message_id: str) -> None:
+        """A user message was created: the prompts answered with its id are echoed (10.4)."""
+        placed = self.by_message.get(message_id)
+        if placed is not None:
+            placed.advance("placed")  # placed (again): 10.5
+        for prompt in self._awaiting_echo.pop(message_id, ()):
+            if not prompt.echoed:
+                prompt.advance("echo")
+                self._side.append(
+                    ev.PromptEchoed(
+                        session_id=self._session_id,
+                        request_id=prompt.request_id,
+                        message_id=message_id,
+                    )
+                )
+
+    def add_permission(self, perm: PermissionState) -> None:
+        """Record a permission request; an id answered before may come again (1.2)."""
+        self.permissions[perm.request_id] = perm
+        self.permission_log.append(perm)
+        self._pending_noted.discard(perm.request_id)  # a new request under a used id
+
+    def turn_ended(self) -> None:
+        """Work ended: report pending permissions (R40) and unechoed prompts (R2), once each."""
+        for perm in self.permissions.values():
+            if (
+                perm.status == "pending"
+                and perm.request_id not in self._pending_noted  # once: a later idle adds nothing
+                and not self._in_background(perm.tool_call_id, perm.terminal_id)
+            ):
+                self._pending_noted.add(perm.request_id)
+                self._note(
+                    "permission-pending-at-idle",
+                    f"work ended while permission request {perm.request_id!r} is still pending"
+                    " (it stays pending; R40)",
+                )
+        for message_id, prompts in self._awaiting_echo.items():
+            for prompt in prompts:
+                if prompt.inserted and not prompt.echoed and prompt not in self._unechoed_reported:
+                    self._unechoed_reported.add(prompt)
+                    self._note(
+                        "prompt-not-echoed",
+                        f"prompt {prompt.request_id!r} was accepted as {message_id!r} but no"
+                        " user-message update reported it before the work ended (R2)",
+                    )
+
+    def begin_replay(self) -> None:
+        """A history replay starts: it can tell about the prompts accepted before it (R2)."""
+        self._replay_prompts = [p for p in self.prompts if p.status == "accepted"]
+
+    def end_replay(self, reported: Container[str], lost: Container[str], ok: bool) -> None:
+        """A replay ended: place its prompts, or mark them ``not_retained`` (R2, 10.5).
+
+        A prompt is placed when ``reported`` names its message; otherwise it is not retained
+        when the replay was full (``ok``) or ``lost`` names its message.
+        """
+        for prompt in self._replay_prompts:
+            if prompt.message_id is None:
+                continue
+            if prompt.message_id in reported:
+                prompt.advance("placed")
+            elif ok or prompt.message_id in lost:
+                prompt.advance("lost")
+        self._replay_prompts = []

@@ -29,11 +29,8 @@ from itertools import groupby
 from types import MappingProxyType
 from typing import Any, Literal
 
-from msgspec import UNSET
-
 from . import _events as ev
 from . import _schema as s
-from ._checks import command_problems, config_problems
 from ._diagnostics import Diagnostic
 from ._entities import (
     CompactionState,
@@ -46,11 +43,17 @@ from ._entities import (
     ToolCallState,
 )
 from ._foreground import Foreground
-from ._patch import meta_patch, patch_extra
-from ._prompts import PermissionState, PromptState
+from ._prompts import PermissionState, PromptState, PromptTracker
 from ._snapshot_write import session_snapshot
 from ._timeline import Timeline
-from ._updates import EntityUpdates, runs_of
+from ._updates import (
+    EntityUpdates,
+    commands_update,
+    config_update,
+    runs_of,
+    session_info_update,
+    usage_update,
+)
 
 __all__ = ["Session", "Lifecycle", "runs_of"]
 
@@ -85,15 +88,11 @@ class Session:
 
     __slots__ = (
         "__weakref__",
-        "_awaiting_echo",
         "_fg",
         "_handlers",
-        "_pending_noted",
-        "_permission_log",
         "_reopening",
-        "_replay_prompts",
         "_tl",
-        "_unechoed_reported",
+        "_tracker",
         "_updates",
         "announced",
         "available_commands",
@@ -145,23 +144,24 @@ class Session:
         self.config_updates = 0
         self.session_info: dict[str, Any] | None = None
         self.usage: dict[str, Any] | None = None
-        self.prompts: list[PromptState] = []
-        self.prompts_by_message: dict[str, PromptState] = {}
-        """The first accepted prompt answered with each user message id."""
-        self._awaiting_echo: dict[str, list[PromptState]] = {}
-        self._unechoed_reported: set[PromptState] = set()  # reported once each (10.5)
-        self._replay_prompts: list[PromptState] = []
-        self.permissions: dict[int | str, PermissionState] = {}
-        """The latest permission request with each id (answers find theirs here)."""
-        self._permission_log: list[PermissionState] = []
-        self._pending_noted: set[int | str] = set()  # permission-pending-at-idle reported
         self.side_events: list[ev.Event] = []
         """Events an update causes besides its own (a terminal its reference created, a
         prompt it echoed), in order; a :class:`Connection` returns them right after that
         update's event and clears the list. Bounded by the entities, not the updates."""
         tl = self._tl = Timeline(terminal_limit)
-        up = self._updates = EntityUpdates(session_id, tl, self._note, self.side_events, self._echo)
-        self._fg = Foreground(session_id, tl, self._note, up.reference_terminal, self._turn_ended)
+        fg = self._fg = Foreground(session_id, tl, self._note)
+        tracker = self._tracker = PromptTracker(
+            session_id, self._note, self.side_events, fg.in_background
+        )
+        self.prompts = tracker.prompts
+        self.prompts_by_message = tracker.by_message
+        """The first accepted prompt answered with each user message id."""
+        self.permissions = tracker.permissions
+        """The latest permission request with each id (answers find theirs here)."""
+        up = self._updates = EntityUpdates(
+            session_id, tl, self._note, self.side_events, tracker.user_message
+        )
+        fg.connect(up.reference_terminal, tracker.turn_ended)
         self._handlers: dict[type[Any], Callable[[Any], ev.Event]] = {
             s.UserMessageChunk: partial(up.chunk, "user"),
             s.AgentMessageChunk: partial(up.chunk, "agent"),
@@ -176,10 +176,10 @@ class Session:
             s.TerminalUpdate: up.terminal,
             s.TerminalOutputChunk: up.terminal_chunk,
             s.PlanUpdate: up.plan,
-            s.AvailableCommandsUpdate: self._commands,
-            s.ConfigOptionUpdate: self._config,
-            s.SessionInfoUpdate: self._session_info,
-            s.UsageUpdate: self._usage,
+            s.AvailableCommandsUpdate: partial(commands_update, self, self._note),
+            s.ConfigOptionUpdate: partial(config_update, self, self._note),
+            s.SessionInfoUpdate: partial(session_info_update, self),
+            s.UsageUpdate: partial(usage_update, self),
             s.Notice: up.notice,
             s.CompactionUpdate: up.compaction,
             s.CompactionSummaryChunk: up.compaction_chunk,
@@ -306,7 +306,7 @@ class Session:
 
     @property
     def replaying(self) -> bool:
-        """Whether a history replay is under way (from its resume until its response, 12.3)."""
+        """Whether a history replay is under way: from its resume to its response (12.3)."""
         return self._tl.previous is not None or self.lifecycle == "replaying"
 
     @property
@@ -388,89 +388,9 @@ class Session:
         )
 
     def _state_update(self, u: s.StateUpdate) -> ev.Event:
-        # A replay runs until its resume's response, also when a session/close sent
-        # meanwhile moved the lifecycle on to `closing` (the close ends no replay).
         return self._fg.apply(u, self.created_by_new, self.replaying)
 
-    def _commands(self, u: s.AvailableCommandsUpdate) -> ev.Event:
-        if self.protocol_version != 1:  # A29 is v2's rule: v1 allows `memory show`, say
-            for problem in command_problems(u.available_commands):
-                self._note("invalid-commands", problem)
-        self.available_commands = list(u.available_commands)
-        self.commands_updates += 1
-        return ev.AvailableCommandsUpdated(session_id=self.session_id)
-
-    def _config(self, u: s.ConfigOptionUpdate) -> ev.Event:
-        for problem in config_problems(u.config_options):
-            self._note("invalid-config", problem)
-        self.config_options = list(u.config_options)
-        self.config_updates += 1
-        return ev.ConfigOptionsUpdated(session_id=self.session_id)
-
-    def _session_info(self, u: s.SessionInfoUpdate) -> ev.Event:
-        info = self.session_info
-        if info is None:
-            info = self.session_info = {}
-        if u.title is not UNSET:
-            info["title"] = u.title
-        if u.updated_at is not UNSET:
-            info["updatedAt"] = u.updated_at
-        info["_meta"] = meta_patch(info.get("_meta"), u.meta)
-        if u.extra is not UNSET:
-            info["extra"] = patch_extra(info.get("extra"), u.extra)
-        return ev.SessionInfoUpdated(session_id=self.session_id)
-
-    def _usage(self, u: s.UsageUpdate) -> ev.Event:
-        previous = self.usage
-        cost = previous.get("cost") if previous else None
-        if u.cost is not UNSET:
-            cost = u.cost
-        self.usage = {
-            "used": u.used,
-            "size": u.size,
-            "cost": cost,
-            "_meta": u.meta if u.meta is not UNSET else None,
-            "extra": u.extra if u.extra is not UNSET else None,
-        }
-        return ev.UsageUpdated(session_id=self.session_id)
-
     # --------------------------------------------------------- prompts and cancel
-
-    def _echo(self, message_id: str) -> None:
-        """A user message was created: the prompts answered with its id are echoed (10.4)."""
-        placed = self.prompts_by_message.get(message_id)
-        if placed is not None:
-            placed.advance("placed")  # placed (again): 10.5
-        for prompt in self._awaiting_echo.pop(message_id, ()):
-            if not prompt.echoed:
-                prompt.advance("echo")
-                self.side_events.append(
-                    ev.PromptEchoed(self.session_id, prompt.request_id, message_id)
-                )
-
-    def _turn_ended(self) -> None:
-        """Work ended: report pending permissions (R40) and unechoed prompts (R2), once each."""
-        for perm in self.permissions.values():
-            if (
-                perm.status == "pending"
-                and perm.request_id not in self._pending_noted  # once: a later idle adds nothing
-                and not self._fg.in_background(perm.tool_call_id, perm.terminal_id)
-            ):
-                self._pending_noted.add(perm.request_id)
-                self._note(
-                    "permission-pending-at-idle",
-                    f"work ended while permission request {perm.request_id!r} is still pending"
-                    " (it stays pending; R40)",
-                )
-        for message_id, prompts in self._awaiting_echo.items():
-            for prompt in prompts:
-                if prompt.inserted and not prompt.echoed and prompt not in self._unechoed_reported:
-                    self._unechoed_reported.add(prompt)
-                    self._note(
-                        "prompt-not-echoed",
-                        f"prompt {prompt.request_id!r} was accepted as {message_id!r} but no"
-                        " user-message update reported it before the work ended (R2)",
-                    )
 
     def add_prompt(self, prompt: PromptState) -> None:
         """Track a prompt submission of this session (in the order the client sent it).
@@ -483,11 +403,7 @@ class Session:
             self._fg.cancel_requested = False
 
     def prompt_accepted(self, echo_first_seen: int | None) -> None:
-        """A prompt of this session was accepted: its work is awaited until the next idle.
-
-        Not when its message was placed before the last idle: the response came after the
-        work it started had ended (R49 lets it).
-        """
+        """A prompt of this session was accepted: its work is awaited until the next idle."""
         self._fg.prompt_accepted(echo_first_seen)
 
     def link_prompt(self, prompt: PromptState, message_id: str, *, restored: bool = False) -> bool:
@@ -495,36 +411,25 @@ class Session:
 
         ``restored``: a snapshot is loaded; its ``echoed`` stands as written.
         """
-        prompt.message_id = message_id
-        self.prompts_by_message.setdefault(message_id, prompt)
-        if not restored and self._tl.user_message_applied(message_id):
-            prompt.advance("echo")
-        elif not prompt.echoed:
-            self._awaiting_echo.setdefault(message_id, []).append(prompt)
+        applied = self._tl.user_message_applied(message_id)
+        self._tracker.link(prompt, message_id, applied, restored)
         return prompt.echoed
 
     def add_permission(self, perm: PermissionState) -> None:
         """Record a permission request; an id answered before may come again (1.2)."""
-        self.permissions[perm.request_id] = perm
-        self._permission_log.append(perm)
-        self._pending_noted.discard(perm.request_id)  # a new request under a used id
+        self._tracker.add_permission(perm)
 
     @property
     def permission_requests(self) -> ListView[PermissionState]:
         """Every permission request of the session, in arrival order (ids may repeat)."""
-        return ListView(self._permission_log)
+        return ListView(self._tracker.permission_log)
 
     def request_cancel(self) -> tuple[str, ...]:
         """Apply the local effects of sending ``session/cancel`` (section 11.2, R15).
 
-        Marks the not-finished tool calls of the current work cancelled (a local overlay
-        that any later agent status replaces) and sets ``cancel_requested`` until the idle
-        that ends the work. Returns the ids of the tool calls it marked. While idle
-        (including a ``session/new`` session before any snapshot, 6.3) nothing runs in the
-        foreground: nothing is marked and no idle is awaited (R46), so the next work's
-        permission requests are not taken for cancelled ones; unless a prompt was accepted
-        since the last idle: its work is under way even before ``running`` arrives (R49),
-        and what changed since that idle pertains to it.
+        Marks the unfinished tool calls of the current work cancelled (a local overlay any
+        later agent status replaces), sets ``cancel_requested`` until the idle that ends the
+        work, and returns their ids (details: ``Foreground.request_cancel``).
         """
         return self._fg.request_cancel(self.idle)
 
@@ -582,8 +487,7 @@ class Session:
         """Start a history replay (section 12.3): entities move to a previous generation."""
         self.lifecycle = "replaying"
         self.announced = True
-        # the prompts this replay can tell about: accepted before it began (R2)
-        self._replay_prompts = [p for p in self.prompts if p.status == "accepted"]
+        self._tracker.begin_replay()
         self._tl.begin_replay()
         self._fg.turn_start = 0
 
@@ -594,14 +498,7 @@ class Session:
         ``resume-failed`` diagnostic (its error answer, or the connection ending first).
         """
         kept, lost_users = self._tl.end_replay()
-        for prompt in self._replay_prompts:
-            if prompt.message_id is None:
-                continue
-            if prompt.message_id in self._tl.user:
-                prompt.advance("placed")  # 10.5: a later replay containing it places it
-            elif ok or prompt.message_id in lost_users:
-                prompt.advance("lost")  # R2: a full replay without the message
-        self._replay_prompts = []
+        self._tracker.end_replay(self._tl.user, lost_users, ok)
         self._fg.settle_turn_start()
         if self.lifecycle == "replaying":
             self.lifecycle = "open"

@@ -13,7 +13,8 @@ documented internal interface that ``_snapshot`` reads and restores.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ._entities import (
     CompactionState,
@@ -26,6 +27,8 @@ from ._entities import (
 )
 
 __all__ = ["Timeline"]
+
+E = TypeVar("E", ToolCallState, CompactionState)
 
 
 def _is_user(entry: TimelineEntry) -> bool:
@@ -111,21 +114,22 @@ class Timeline:
 
     def tool_call(self, tool_call_id: str) -> tuple[ToolCallState, bool]:
         """The tool call with this id, created (and placed) if new; and whether it was."""
-        call = self.tool_calls.get(tool_call_id)
-        if call is not None:
-            return call, False
-        call = self.tool_calls[tool_call_id] = ToolCallState(tool_call_id, self.ordinal)
-        self.entries.append(call)
-        return call, True
+        return self._placed(self.tool_calls, ToolCallState, tool_call_id)
 
     def compaction(self, compaction_id: str) -> tuple[CompactionState, bool]:
         """The compaction with this id, created (and placed) if new; and whether it was."""
-        comp = self.compactions.get(compaction_id)
-        if comp is not None:
-            return comp, False
-        comp = self.compactions[compaction_id] = CompactionState(compaction_id, self.ordinal)
-        self.entries.append(comp)
-        return comp, True
+        return self._placed(self.compactions, CompactionState, compaction_id)
+
+    def _placed(
+        self, store: dict[str, E], cls: Callable[[str, int], E], key: str
+    ) -> tuple[E, bool]:
+        """Get or create: a new entity takes its place at the end of the timeline (2.3)."""
+        found = store.get(key)
+        if found is not None:
+            return found, False
+        found = store[key] = cls(key, self.ordinal)
+        self.entries.append(found)
+        return found, True
 
     def terminal(self, terminal_id: str) -> tuple[TerminalState, bool]:
         """The terminal with this id, created if new (terminals are not placed, 8)."""

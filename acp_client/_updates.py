@@ -2,7 +2,8 @@
 
 :class:`EntityUpdates` holds one handler per kind of entity update: message upserts and
 chunks (4), tool calls (7), terminals (8), plans (9.1), compactions (9.3) and notices
-(5). Each takes the decoded update and returns its event; the session's handler table
+(5); functions apply the session-level lists (commands, config options, session info,
+usage). Each takes the decoded update and returns its event; the session's handler table
 (``_session``) picks the handler and counts the ordinal. Chunks of every entity take one
 way in (:func:`append_chunk`), and a run of message or terminal chunks is applied in one
 step (:meth:`EntityUpdates.message_run`, :meth:`EntityUpdates.terminal_run`) with exactly
@@ -14,19 +15,29 @@ from __future__ import annotations
 import binascii
 from collections.abc import Callable, Mapping
 from itertools import groupby, repeat
-from typing import Any
+from typing import Any, Protocol
 
 from msgspec import UNSET
 
 from . import _events as ev
 from . import _schema as s
-from ._checks import relative_path
+from ._checks import command_problems, config_problems, relative_path
 from ._entities import FINISHED_STATUSES, MessageState, Role, compact, decode_base64
 from ._errors import INVALID_PARAMS, RemoteProtocolError
 from ._patch import meta_patch, patch_extra
 from ._timeline import Timeline
 
-__all__ = ["SNAPSHOT_KEYS", "EntityUpdates", "append_chunk", "runs_of"]
+__all__ = [
+    "SNAPSHOT_KEYS",
+    "EntityUpdates",
+    "Lists",
+    "append_chunk",
+    "commands_update",
+    "config_update",
+    "runs_of",
+    "session_info_update",
+    "usage_update",
+]
 
 _TEXT = s.TextContent
 _CHUNK_APPENDED = ev.MessageChunkAppended
@@ -124,12 +135,13 @@ class EntityUpdates:
                 " out of the snapshot",
             )
 
-    def _patch_extra(
-        self, stored: dict[str, Any] | None, extra: Any, kind: str, key: str
-    ) -> dict[str, Any] | None:
-        """:func:`patch_extra`, noting unknown fields the snapshot cannot hold (R35)."""
-        self.check_shadowed(extra, kind, key)
-        return patch_extra(stored, extra)
+    def _patched(self, entity: Any, u: Any, kind: str, key: str) -> None:
+        """End an upsert: META-PATCH ``_meta``, PATCH unknown fields (R35), last changed."""
+        entity.meta = meta_patch(entity.meta, u.meta)
+        if u.extra is not UNSET:
+            self.check_shadowed(u.extra, kind, key)
+            entity.extra = patch_extra(entity.extra, u.extra)
+        entity.last_changed = self.tl.ordinal
 
     def _check_item(self, item: Any) -> None:
         """R22, A15, A24: a terminal reference creates it; a diff's paths are absolute."""
@@ -236,10 +248,7 @@ class EntityUpdates:
         change: ev.ContentChange = "unchanged"
         if u.content is not UNSET:
             msg._content, change = _replaced(msg, u.content)
-        msg.meta = meta_patch(msg.meta, u.meta)
-        if u.extra is not UNSET:
-            msg.extra = self._patch_extra(msg.extra, u.extra, "message", u.message_id)
-        msg.last_changed = self.tl.ordinal
+        self._patched(msg, u, "message", u.message_id)
         return ev.MessageUpserted(
             session_id=self.session_id,
             role=role,
@@ -283,10 +292,7 @@ class EntityUpdates:
             call.capabilities = u.capabilities
         if (u.status is not UNSET or u.capabilities is not UNSET) and call.finished:
             self._check_final_cancel(call.capabilities, f"tool call {u.tool_call_id!r}")
-        call.meta = meta_patch(call.meta, u.meta)
-        if u.extra is not UNSET:
-            call.extra = self._patch_extra(call.extra, u.extra, "tool call", u.tool_call_id)
-        call.last_changed = self.tl.ordinal
+        self._patched(call, u, "tool call", u.tool_call_id)
         return ev.ToolCallUpserted(
             session_id=self.session_id,
             tool_call_id=u.tool_call_id,
@@ -340,10 +346,7 @@ class EntityUpdates:
             term.capabilities = u.capabilities
         if (u.exit_status is not UNSET or u.capabilities is not UNSET) and term.exited:
             self._check_final_cancel(term.capabilities, f"terminal {u.terminal_id!r}")
-        term.meta = meta_patch(term.meta, u.meta)
-        if u.extra is not UNSET:
-            term.extra = self._patch_extra(term.extra, u.extra, "terminal", u.terminal_id)
-        term.last_changed = self.tl.ordinal
+        self._patched(term, u, "terminal", u.terminal_id)
         return ev.TerminalUpserted(
             session_id=self.session_id, terminal_id=u.terminal_id, created=created, output=change
         )
@@ -419,10 +422,7 @@ class EntityUpdates:
             comp._summary, change = _replaced(comp, u.summary)
         if u.error is not UNSET:
             comp.error = u.error
-        comp.meta = meta_patch(comp.meta, u.meta)
-        if u.extra is not UNSET:
-            comp.extra = self._patch_extra(comp.extra, u.extra, "compaction", u.compaction_id)
-        comp.last_changed = self.tl.ordinal
+        self._patched(comp, u, "compaction", u.compaction_id)
         return ev.CompactionUpserted(
             session_id=self.session_id,
             compaction_id=u.compaction_id,
@@ -453,3 +453,69 @@ class EntityUpdates:
             raise TypeError(f"not a session update: {type(update).__name__}")
         self.tl.add_unknown(update)
         return ev.UnknownUpdateReceived(session_id=self.session_id, update=update)
+
+
+# ------------------------------------------------------ session-level lists (3, 5)
+
+
+class Lists(Protocol):
+    """The session-level values the list updates replace (a ``Session``'s attributes)."""
+
+    session_id: str
+    protocol_version: int | None
+    available_commands: list[Any] | None
+    commands_updates: int
+    config_options: list[Any] | None
+    config_updates: int
+    session_info: dict[str, Any] | None
+    usage: dict[str, Any] | None
+
+
+def commands_update(into: Lists, note: Callable[[str, str], None], u: Any) -> ev.Event:
+    """``available_commands_update``: the list replaced whole (A29 checked on v2)."""
+    if into.protocol_version != 1:  # A29 is v2's rule: v1 allows `memory show`, say
+        for problem in command_problems(u.available_commands):
+            note("invalid-commands", problem)
+    into.available_commands = list(u.available_commands)
+    into.commands_updates += 1
+    return ev.AvailableCommandsUpdated(session_id=into.session_id)
+
+
+def config_update(into: Lists, note: Callable[[str, str], None], u: Any) -> ev.Event:
+    """``config_option_update``: the options replaced whole (A19 checked)."""
+    for problem in config_problems(u.config_options):
+        note("invalid-config", problem)
+    into.config_options = list(u.config_options)
+    into.config_updates += 1
+    return ev.ConfigOptionsUpdated(session_id=into.session_id)
+
+
+def session_info_update(into: Lists, u: Any) -> ev.Event:
+    """``session_info_update``: PATCH per field, META-PATCH ``_meta``."""
+    info = into.session_info
+    if info is None:
+        info = into.session_info = {}
+    if u.title is not UNSET:
+        info["title"] = u.title
+    if u.updated_at is not UNSET:
+        info["updatedAt"] = u.updated_at
+    info["_meta"] = meta_patch(info.get("_meta"), u.meta)
+    if u.extra is not UNSET:
+        info["extra"] = patch_extra(info.get("extra"), u.extra)
+    return ev.SessionInfoUpdated(session_id=into.session_id)
+
+
+def usage_update(into: Lists, u: Any) -> ev.Event:
+    """``usage_update``: replaced whole, except that an omitted ``cost`` keeps the last."""
+    previous = into.usage
+    cost = previous.get("cost") if previous else None
+    if u.cost is not UNSET:
+        cost = u.cost
+    into.usage = {
+        "used": u.used,
+        "size": u.size,
+        "cost": cost,
+        "_meta": u.meta if u.meta is not UNSET else None,
+        "extra": u.extra if u.extra is not UNSET else None,
+    }
+    return ev.UsageUpdated(session_id=into.session_id)
