@@ -13,7 +13,6 @@ documented internal interface that ``_snapshot`` reads and restores.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ._entities import (
@@ -114,22 +113,23 @@ class Timeline:
 
     def tool_call(self, tool_call_id: str) -> tuple[ToolCallState, bool]:
         """The tool call with this id, created (and placed) if new; and whether it was."""
-        return self._placed(self.tool_calls, ToolCallState, tool_call_id)
+        call = self.tool_calls.get(tool_call_id)
+        if call is not None:
+            return call, False
+        return self._place(self.tool_calls, ToolCallState(tool_call_id, self.ordinal)), True
 
     def compaction(self, compaction_id: str) -> tuple[CompactionState, bool]:
         """The compaction with this id, created (and placed) if new; and whether it was."""
-        return self._placed(self.compactions, CompactionState, compaction_id)
+        comp = self.compactions.get(compaction_id)
+        if comp is not None:
+            return comp, False
+        return self._place(self.compactions, CompactionState(compaction_id, self.ordinal)), True
 
-    def _placed(
-        self, store: dict[str, E], cls: Callable[[str, int], E], key: str
-    ) -> tuple[E, bool]:
-        """Get or create: a new entity takes its place at the end of the timeline (2.3)."""
-        found = store.get(key)
-        if found is not None:
-            return found, False
-        found = store[key] = cls(key, self.ordinal)
-        self.entries.append(found)
-        return found, True
+    def _place(self, store: dict[str, E], entity: E) -> E:
+        """A new entity: stored by its id, and placed at the end of the timeline (2.3)."""
+        store[entity.key[1]] = entity
+        self.entries.append(entity)
+        return entity
 
     def terminal(self, terminal_id: str) -> tuple[TerminalState, bool]:
         """The terminal with this id, created if new (terminals are not placed, 8)."""

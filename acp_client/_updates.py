@@ -189,57 +189,64 @@ class EntityUpdates:
 
     def chunk(self, role: Role, u: s.ContentChunk) -> ev.Event:
         """Append one chunk's block to its message (created, and placed, if new)."""
-        msg, created = self._message_of(role, u.message_id)
-        append_chunk(msg, msg._content, compact(u.content), u.meta)
+        msg = self.tl.messages[role].get(u.message_id)
+        created = msg is None
+        if msg is None:
+            msg = self._message_of(role, u.message_id)[0]
+        if u.meta:
+            append_chunk(msg, msg._content, compact(u.content), u.meta)
+        else:  # append_chunk without _meta, spelled out: the path of every lone chunk
+            msg._content.append(compact(u.content))
         msg.last_changed = self.tl.ordinal
         return _CHUNK_APPENDED(self.session_id, role, u.message_id, u.content, created)
 
     def message_run(self, role: Role, run: list[Any], events: list[ev.Event]) -> None:
         """Apply a run of agent or thought chunks in order (counting their ordinals).
 
-        Each message's part of the run is appended in one step, unless a chunk has
-        ``_meta``; the first chunk of a new message creates it through :meth:`chunk`.
+        A run for one message is appended in one step unless a chunk has ``_meta`` (then
+        each goes through :meth:`chunk`); the first chunk of a new message creates it
+        through :meth:`chunk`; a run naming several messages is taken a message at a time.
         """
-        ids = [u.message_id for u in run]
-        parts = [(ids[0], run)] if ids.count(ids[0]) == len(run) else runs_of(ids, run)
         tl = self.tl
         messages = tl.messages[role]
-        for message_id, part in parts:
-            msg = messages.get(message_id)
-            if msg is None or any(u.meta for u in part):
+        message_id = run[0].message_id
+        msg = messages.get(message_id)
+        if msg is None:
+            tl.ordinal += 1
+            events.append(self.chunk(role, run[0]))
+            msg = messages[message_id]
+            run = run[1:]
+        n = len(run)
+        blocks = [u.content for u in run if u.message_id == message_id and not u.meta]
+        if len(blocks) != n:
+            ids = [u.message_id for u in run]
+            if ids.count(message_id) != n:
+                for _, part in runs_of(ids, run):
+                    self.message_run(role, part, events)
+                return
+            for update in run:  # chunk _meta: each on its own
                 tl.ordinal += 1
-                events.append(self.chunk(role, part[0]))
-                part = part[1:]
-                msg = messages[message_id]
-                if any(u.meta for u in part):
-                    for update in part:
-                        tl.ordinal += 1
-                        events.append(self.chunk(role, update))
-                    continue
-            n = len(part)
-            if not n:
-                continue
-            blocks = [u.content for u in part]
-            # Plain text is stored compactly: ``compact``'s test, inline for a whole run.
-            texts = [
-                b.text
-                for b in blocks
-                if type(b) is _TEXT
-                and b.annotations is UNSET
-                and b.meta is UNSET
-                and b.extra is UNSET
-            ]
-            msg._content += texts if len(texts) == n else map(compact, blocks)
-            tl.ordinal += n
-            msg.last_changed = tl.ordinal
-            events += map(
-                _CHUNK_APPENDED,
-                repeat(self.session_id, n),
-                repeat(role, n),
-                repeat(message_id, n),
-                blocks,
-                repeat(False, n),
-            )
+                events.append(self.chunk(role, update))
+            return
+        if not n:
+            return
+        # Plain text is stored compactly: ``compact``'s test, inline for a whole run.
+        texts = [
+            b.text
+            for b in blocks
+            if type(b) is _TEXT and b.annotations is UNSET and b.meta is UNSET and b.extra is UNSET
+        ]
+        msg._content += texts if len(texts) == n else map(compact, blocks)
+        tl.ordinal += n
+        msg.last_changed = tl.ordinal
+        events += map(
+            _CHUNK_APPENDED,
+            repeat(self.session_id, n),
+            repeat(role, n),
+            repeat(message_id, n),
+            blocks,
+            repeat(False, n),
+        )
 
     def message(self, u: s._MessageUpsert) -> ev.Event:
         """A ``user_message`` / ``agent_message`` / ``agent_thought`` upsert (4.2)."""
