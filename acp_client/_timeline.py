@@ -13,25 +13,19 @@ documented internal interface that ``_snapshot`` reads and restores.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ._entities import (
-    CompactionState,
-    MessageState,
-    PlanState,
-    Role,
-    TerminalState,
-    TimelineEntry,
-    ToolCallState,
-)
+from . import _entities as en
 
 __all__ = ["Timeline"]
 
-E = TypeVar("E", ToolCallState, CompactionState)
+E = TypeVar("E", en.ToolCallState, en.CompactionState)
+_Side = tuple[dict[str, en.TerminalState], dict[str, en.PlanState]]  # terminals, plans
 
 
-def _is_user(entry: TimelineEntry) -> bool:
-    return type(entry) is MessageState and entry.role == "user"
+def _is_user(entry: en.TimelineEntry) -> bool:
+    return type(entry) is en.MessageState and entry.role == "user"
 
 
 class Timeline:
@@ -79,64 +73,63 @@ class Timeline:
         self.notice_ordinals: list[int] = []
         self.unknown: list[dict[str, Any]] = []
         self.unknown_ordinals: list[int] = []
-        self.unretained: list[TimelineEntry] = []
-        self.unretained_terminals: dict[str, TerminalState] = {}
-        self.unretained_plans: dict[str, PlanState] = {}
-        self.previous: dict[tuple[str, str], TimelineEntry] | None = None
-        self.previous_side: tuple[dict[str, TerminalState], dict[str, PlanState]] | None = None
+        self.unretained: list[en.TimelineEntry] = []
+        self.unretained_terminals: dict[str, en.TerminalState] = {}
+        self.unretained_plans: dict[str, en.PlanState] = {}
+        self.previous: dict[tuple[str, str], en.TimelineEntry] | None = None
+        self.previous_side: _Side | None = None
         self._new_generation()
 
     def _new_generation(self) -> None:
         """Empty stores: a new session, or the generation a history replay rebuilds."""
-        self.entries: list[TimelineEntry] = []
-        self.user: dict[str, MessageState] = {}
-        self.agent: dict[str, MessageState] = {}
-        self.thought: dict[str, MessageState] = {}
-        self.messages: dict[str, dict[str, MessageState]] = {
+        self.entries: list[en.TimelineEntry] = []
+        self.user: dict[str, en.MessageState] = {}
+        self.agent: dict[str, en.MessageState] = {}
+        self.thought: dict[str, en.MessageState] = {}
+        self.messages: dict[str, dict[str, en.MessageState]] = {
             "user": self.user,
             "agent": self.agent,
             "thought": self.thought,
         }
-        self.tool_calls: dict[str, ToolCallState] = {}
-        self.terminals: dict[str, TerminalState] = {}
-        self.plans: dict[str, PlanState] = {}
-        self.compactions: dict[str, CompactionState] = {}
+        self.tool_calls: dict[str, en.ToolCallState] = {}
+        self.terminals: dict[str, en.TerminalState] = {}
+        self.plans: dict[str, en.PlanState] = {}
+        self.compactions: dict[str, en.CompactionState] = {}
 
     # ------------------------------------------------------------ get or create
 
-    def new_message(self, role: Role, message_id: str) -> MessageState:
+    def new_message(self, role: en.Role, message_id: str) -> en.MessageState:
         """Create a message first seen now and place it at the end of the timeline."""
-        msg = MessageState(role, message_id, self.ordinal)
+        msg = en.MessageState(role, message_id, self.ordinal)
         self.messages[role][message_id] = msg
         self.entries.append(msg)
         return msg
 
-    def tool_call(self, tool_call_id: str) -> tuple[ToolCallState, bool]:
+    def tool_call(self, tool_call_id: str) -> tuple[en.ToolCallState, bool]:
         """The tool call with this id, created (and placed) if new; and whether it was."""
-        call = self.tool_calls.get(tool_call_id)
-        if call is not None:
-            return call, False
-        return self._place(self.tool_calls, ToolCallState(tool_call_id, self.ordinal)), True
+        return self._placed(self.tool_calls, en.ToolCallState, tool_call_id)
 
-    def compaction(self, compaction_id: str) -> tuple[CompactionState, bool]:
+    def compaction(self, compaction_id: str) -> tuple[en.CompactionState, bool]:
         """The compaction with this id, created (and placed) if new; and whether it was."""
-        comp = self.compactions.get(compaction_id)
-        if comp is not None:
-            return comp, False
-        return self._place(self.compactions, CompactionState(compaction_id, self.ordinal)), True
+        return self._placed(self.compactions, en.CompactionState, compaction_id)
 
-    def _place(self, store: dict[str, E], entity: E) -> E:
-        """A new entity: stored by its id, and placed at the end of the timeline (2.3)."""
-        store[entity.key[1]] = entity
-        self.entries.append(entity)
-        return entity
+    def _placed(
+        self, store: dict[str, E], cls: Callable[[str, int], E], key: str
+    ) -> tuple[E, bool]:
+        """Get or create: a new entity takes its place at the end of the timeline (2.3)."""
+        found = store.get(key)
+        if found is not None:
+            return found, False
+        found = store[key] = cls(key, self.ordinal)
+        self.entries.append(found)
+        return found, True
 
-    def terminal(self, terminal_id: str) -> tuple[TerminalState, bool]:
+    def terminal(self, terminal_id: str) -> tuple[en.TerminalState, bool]:
         """The terminal with this id, created if new (terminals are not placed, 8)."""
         term = self.terminals.get(terminal_id)
         if term is not None:
             return term, False
-        term = TerminalState(terminal_id, self.ordinal, self.terminal_limit)
+        term = en.TerminalState(terminal_id, self.ordinal, self.terminal_limit)
         self.terminals[terminal_id] = term
         return term, True
 
@@ -144,7 +137,7 @@ class Timeline:
         """Store a plan's content (replaced whole); return whether the plan is new."""
         state = self.plans.get(plan_id)
         if state is None:
-            self.plans[plan_id] = PlanState(plan_id, plan, self.ordinal)
+            self.plans[plan_id] = en.PlanState(plan_id, plan, self.ordinal)
             return True
         state.plan = plan
         return False

@@ -256,13 +256,7 @@ class EntityUpdates:
         if u.content is not UNSET:
             msg._content, change = _replaced(msg, u.content)
         self._patched(msg, u, "message", u.message_id)
-        return ev.MessageUpserted(
-            session_id=self.session_id,
-            role=role,
-            message_id=u.message_id,
-            created=created,
-            content=change,
-        )
+        return ev.MessageUpserted(self.session_id, role, u.message_id, created, change)
 
     # -------------------------------------------------------- tool calls (7)
 
@@ -300,12 +294,7 @@ class EntityUpdates:
         if (u.status is not UNSET or u.capabilities is not UNSET) and call.finished:
             self._check_final_cancel(call.capabilities, f"tool call {u.tool_call_id!r}")
         self._patched(call, u, "tool call", u.tool_call_id)
-        return ev.ToolCallUpserted(
-            session_id=self.session_id,
-            tool_call_id=u.tool_call_id,
-            created=created,
-            content=change,
-        )
+        return ev.ToolCallUpserted(self.session_id, u.tool_call_id, created, change)
 
     def tool_call_chunk(self, u: s.ToolCallContentChunk) -> ev.Event:
         """Append one content item to a tool call (created, and placed, if new)."""
@@ -354,9 +343,7 @@ class EntityUpdates:
         if (u.exit_status is not UNSET or u.capabilities is not UNSET) and term.exited:
             self._check_final_cancel(term.capabilities, f"terminal {u.terminal_id!r}")
         self._patched(term, u, "terminal", u.terminal_id)
-        return ev.TerminalUpserted(
-            session_id=self.session_id, terminal_id=u.terminal_id, created=created, output=change
-        )
+        return ev.TerminalUpserted(self.session_id, u.terminal_id, created, change)
 
     def terminal_chunk(self, u: s.TerminalOutputChunk) -> ev.Event:
         """Append one chunk's bytes, each base64-decoded on its own (8)."""
@@ -430,24 +417,14 @@ class EntityUpdates:
         if u.error is not UNSET:
             comp.error = u.error
         self._patched(comp, u, "compaction", u.compaction_id)
-        return ev.CompactionUpserted(
-            session_id=self.session_id,
-            compaction_id=u.compaction_id,
-            created=created,
-            summary=change,
-        )
+        return ev.CompactionUpserted(self.session_id, u.compaction_id, created, change)
 
     def compaction_chunk(self, u: s.CompactionSummaryChunk) -> ev.Event:
         """Append one summary block to a compaction (created, and placed, if new)."""
         comp, created = self.tl.compaction(u.compaction_id)
         append_chunk(comp, comp._summary, u.content, u.meta)
         comp.last_changed = self.tl.ordinal
-        return ev.CompactionChunkAppended(
-            session_id=self.session_id,
-            compaction_id=u.compaction_id,
-            block=u.content,
-            created=created,
-        )
+        return ev.CompactionChunkAppended(self.session_id, u.compaction_id, u.content, created)
 
     def notice(self, u: s.Notice) -> ev.Event:
         """A ``notice``: kept in order, live information, not history (5)."""
