@@ -497,7 +497,7 @@ class Connection:
                 for one in run:
                     self._apply_update(one.params, events)
             elif run:
-                session._apply_run([n.params.update for n in run], events)
+                session.apply_run([n.params.update for n in run], events)
 
     def _forget_lines(self) -> None:
         """Leaving log replay for live bytes: diagnostics no longer have a log line."""
@@ -776,7 +776,7 @@ class Connection:
         if method == "session/request_permission" and sid is not None:
             perm = self._sessions[sid].permissions.get(request_id)
             if perm is not None and perm.status == "pending":
-                perm.status = "withdrawn"
+                perm.advance("withdraw")
                 events.append(ev.PermissionWithdrawn(session_id=sid, request_id=request_id))
                 if self.live:
                     self._answer_permission(perm, None, events)
@@ -807,7 +807,7 @@ class Connection:
         session = self._sessions.get(sid) if sid is not None else None
         perm = session.permissions.get(rid) if session is not None else None
         if method == "session/request_permission" and perm is not None and perm.status == "pending":
-            perm.status = "withdrawn"
+            perm.advance("withdraw")
             events.append(ev.PermissionWithdrawn(session_id=perm.session_id, request_id=rid))
 
     def _incoming_request(self, message: s.Request, events: list[ev.Event]) -> None:
@@ -825,8 +825,7 @@ class Connection:
             subject = params.subject
             tool_call_id = None
             if type(subject) is s.ToolCallPermissionSubject:
-                session._ordinal += 1
-                events.append(session.apply_tool_call_fields(subject.tool_call))
+                events.append(session.apply(subject.tool_call))
                 if session.side_events:  # a terminal its content created
                     events.extend(session.side_events)
                     session.side_events.clear()
@@ -838,7 +837,7 @@ class Connection:
             for problem in option_problems(params.options):
                 self._note("invalid-permission-request", problem, session_id=session.session_id)
             if params.extra:
-                session._check_shadowed(params.extra, "permission request", rid)
+                session.check_shadowed(params.extra, "permission request", rid)
             if type(subject) is s.CommandPermissionSubject and relative_path(subject.cwd):
                 self._note(
                     "relative-path",
@@ -987,7 +986,7 @@ class Connection:
             return
         session = self._session(sid, events)
         # (a session/close sent meanwhile changed the lifecycle, not the replay under way)
-        replay = session.lifecycle == "replaying" or session._previous is not None
+        replay = session.replaying
         if not _replays(pending.params):
             session.end_resume()
         if error is None:
@@ -1007,7 +1006,7 @@ class Connection:
             events.append(
                 ev.ReplayFinished(session_id=sid, ok=error is None, unretained=unretained)
             )
-        reopening, session._reopening = session._reopening, False
+        reopening = session.take_reopening()
         # 10.5 / 12.3 step 5: -32002 says the session is gone; a closed session whose resume
         # failed stays closed (it was closed when the resume was sent: nothing new).
         gone = error is not None and (
@@ -1025,11 +1024,11 @@ class Connection:
             return
         session = self._session(sid, events)
         if error is not None:
-            prompt.status = "rejected"
+            prompt.advance("reject")
             prompt.error = error
             events.append(ev.PromptRejected(session_id=sid, request_id=rid, error=error))
             return
-        prompt.status = "accepted"
+        prompt.advance("accept")
         prompt.turns_before = len(session.completed_turns)
         echo = (
             session.message("user", result.message_id)
@@ -1053,7 +1052,7 @@ class Connection:
                 )
             )
         else:
-            prompt.unbound = True
+            prompt.advance("unbind")
             self._note(
                 "prompt-response-without-message-id",
                 "session/prompt result without a string `messageId` (R8)",
@@ -1128,7 +1127,7 @@ class Connection:
                 self._requests_sent = False
                 for session in self._sessions.values():
                     session.end_resume(all_of_them=True)
-                    if session._previous is not None:
+                    if session.replaying:
                         # a replay the old connection left unanswered ends here, unconfirmed
                         # (R45: what it did not report again is kept, as unretained)
                         unretained = session.end_replay(
@@ -1139,7 +1138,7 @@ class Connection:
                                 session_id=session.session_id, ok=False, unretained=unretained
                             )
                         )
-                    if session._reopening:  # its resume died with the connection: still closed
+                    if session.reopening:  # its resume died with the connection: still closed
                         session.set_closed()
             self._initialize_sent = True
             elicitation = _field(_field(params, "capabilities"), "elicitation")
@@ -1226,7 +1225,7 @@ class Connection:
         perm.outcome = plain
         if perm.status != "withdrawn":
             cancelled = isinstance(plain, dict) and plain.get("outcome") == "cancelled"
-            perm.status = "cancelled" if cancelled else "answered"
+            perm.advance("cancel" if cancelled else "answer")
         events.append(
             ev.PermissionAnswered(
                 session_id=perm.session_id, request_id=perm.request_id, outcome=plain
@@ -1605,7 +1604,7 @@ class Connection:
         if pending[0] == "session/request_permission" and pending[2] is not None:
             perm = self._sessions[pending[2]].permissions.get(request_id)
             if perm is not None and perm.status == "pending":
-                perm.status = "answered"
+                perm.advance("answer")
         self._respond_error(request_id, code, message)
         return self.data_to_send()
 

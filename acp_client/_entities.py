@@ -29,6 +29,8 @@ __all__ = [
     "Role",
     "bad_base64_shape",
     "decode_base64",
+    "restore_truncated",
+    "stored_blocks",
 ]
 
 Role = Literal["user", "agent", "thought"]
@@ -417,3 +419,13 @@ class CompactionState(_Entity):
 
 TimelineEntry = MessageState | ToolCallState | CompactionState
 """One entry of a session's timeline."""
+
+
+def stored_blocks(message: MessageState) -> list[Any]:
+    """A message's content as stored (plain text kept as ``str``): the snapshot writes it."""
+    return message._content
+
+
+def restore_truncated(terminal: TerminalState, count: int) -> None:
+    """Set the bytes a terminal's retention dropped (a snapshot being loaded says how many)."""
+    terminal._dropped = count

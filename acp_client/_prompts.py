@@ -1,30 +1,75 @@
 """Prompt submissions and permission requests (ACP-V2-CLIENT-STATE.md sections 10 and 11).
 
-Prompt lifecycle, as a table (state, input) -> state::
+Both are small state machines written as tables, ``(status, input) -> (status, effects)``,
+walked pair by pair in ``tests/test_state_machines.py``.
 
-    pending  + success response with string messageId -> accepted (unbound=False)
-    pending  + success response without one            -> accepted (unbound=True, R8)
-    pending  + error response                          -> rejected
-    accepted + a replay that does not report it        -> accepted (not_retained=True)
+:data:`PROMPT_TRANSITIONS` (10.3-10.5). A submission is ``pending`` until its response:
 
-``echoed`` is independent: it becomes true once a user-message update (or chunk) with
-the accepted ``messageId`` is applied in that session, before or after the response, and
-never goes back. Completion of the work is the session's ``idle`` state, not the response.
+* ``accept``: a success response (10.4); ``unbind``: it had no string ``messageId``, so it
+  cannot be linked (R8); ``reject``: an error response, kept for display (10.5).
+* ``echo``: a user-message update with its ``messageId`` was applied in the session, before
+  or after the response (10.4); ``echoed`` never goes back. It is independent of the status.
+* ``placed``: that message was placed again (a replay containing it, 10.5);
+  ``lost``: a full replay did not report it (R2, 10.5: ``not_retained``).
 
-Permission requests: ``pending`` -> ``answered`` | ``cancelled`` (the client answered with
-the ``cancelled`` outcome) | ``withdrawn`` (the agent's ``$/cancel_request``; final).
+A pair missing from the table is a caller's error: :meth:`PromptState.advance` raises
+:class:`~acp_client.LocalProtocolError` (a response is matched once, by its request id).
+Completion of the work is the session's ``idle`` state, not the response.
+
+:data:`PERMISSION_TRANSITIONS` (11.1, 11.2). A request is ``pending`` until the client
+answers it (``answer``, or ``cancel`` with the ``cancelled`` outcome) or the agent withdraws
+it (``withdraw``: ``$/cancel_request``, or its id reused while pending, 1.2). Every other
+status is final: a pair missing from the table is ignored (R62: an unknown or answered
+request's cancel changes nothing) and :meth:`PermissionState.advance` returns ``False``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Container
 from typing import Any, Literal
 
+from . import _events as ev
 from . import _schema as s
+from ._errors import LocalProtocolError
 
-__all__ = ["PermissionState", "PromptState", "PromptStatus", "PermissionStatus"]
+__all__ = [
+    "PERMISSION_TRANSITIONS",
+    "PROMPT_TRANSITIONS",
+    "PermissionInput",
+    "PermissionState",
+    "PermissionStatus",
+    "PromptInput",
+    "PromptState",
+    "PromptStatus",
+    "PromptTracker",
+]
 
 PromptStatus = Literal["pending", "accepted", "rejected"]
 PermissionStatus = Literal["pending", "answered", "cancelled", "withdrawn"]
+PromptInput = Literal["accept", "unbind", "reject", "echo", "placed", "lost"]
+PermissionInput = Literal["answer", "cancel", "withdraw"]
+
+#: (status, input) -> (status, {flag: value}) for a prompt submission (10.3-10.5).
+PROMPT_TRANSITIONS: dict[tuple[PromptStatus, PromptInput], tuple[PromptStatus, dict[str, bool]]] = {
+    ("pending", "accept"): ("accepted", {}),
+    ("pending", "reject"): ("rejected", {}),
+    ("accepted", "unbind"): ("accepted", {"unbound": True}),
+    ("accepted", "lost"): ("accepted", {"not_retained": True}),
+    # echoed and placed do not depend on the status (10.4)
+    ("pending", "echo"): ("pending", {"echoed": True}),
+    ("accepted", "echo"): ("accepted", {"echoed": True}),
+    ("rejected", "echo"): ("rejected", {"echoed": True}),
+    ("pending", "placed"): ("pending", {"not_retained": False}),
+    ("accepted", "placed"): ("accepted", {"not_retained": False}),
+    ("rejected", "placed"): ("rejected", {"not_retained": False}),
+}
+
+#: (status, input) -> status for a permission request (11.1, 11.2); the rest is final.
+PERMISSION_TRANSITIONS: dict[tuple[PermissionStatus, PermissionInput], PermissionStatus] = {
+    ("pending", "answer"): "answered",
+    ("pending", "cancel"): "cancelled",
+    ("pending", "withdraw"): "withdrawn",
+}
 
 
 class PromptState:
@@ -69,6 +114,19 @@ class PromptState:
         self.not_retained = False
         self.turns_before: int | None = None
 
+    def advance(self, event: PromptInput) -> None:
+        """Take one input through :data:`PROMPT_TRANSITIONS`.
+
+        Raises:
+            LocalProtocolError: the pair is not in the table.
+        """
+        found = PROMPT_TRANSITIONS.get((self.status, event))
+        if found is None:
+            raise LocalProtocolError(f"prompt {self.request_id!r} is {self.status}: no {event!r}")
+        self.status = found[0]
+        for flag, value in found[1].items():
+            setattr(self, flag, value)
+
     @property
     def inserted(self) -> bool:
         """Whether the agent answered that the prompt was inserted."""
@@ -109,6 +167,17 @@ class PermissionState:
         self.status: PermissionStatus = "pending"
         self.outcome: Any = None
 
+    def advance(self, event: PermissionInput) -> bool:
+        """Take one input through :data:`PERMISSION_TRANSITIONS`; return whether it changed.
+
+        A pair missing from the table (a final status) changes nothing (R62).
+        """
+        found = PERMISSION_TRANSITIONS.get((self.status, event))
+        if found is None:
+            return False
+        self.status = found
+        return True
+
     @property
     def terminal_id(self) -> str | None:
         """The terminal a ``command`` subject names, if any (background checks use it)."""
@@ -122,3 +191,129 @@ class PermissionState:
 
     def __repr__(self) -> str:
         return f"PermissionState({self.request_id!r}, {self.status})"
+
+
+class PromptTracker:
+    """The prompts and permission requests of one session, and how updates concern them.
+
+    Args:
+        session_id: the session's id (for events).
+        note: ``note(code, message)`` appends a diagnostic.
+        side_events: where a prompt's echo event goes, after its update's event.
+        in_background: whether the latest background list names a tool call or terminal.
+
+    Attributes:
+        prompts: every submission, in the order the client sent them.
+        by_message: the first accepted prompt answered with each user message id.
+        permissions: the latest permission request with each id.
+        permission_log: every permission request, in arrival order (ids may repeat).
+    """
+
+    __slots__ = (
+        "_awaiting_echo",
+        "_in_background",
+        "_note",
+        "_pending_noted",
+        "_replay_prompts",
+        "_session_id",
+        "_side",
+        "_unechoed_reported",
+        "by_message",
+        "permission_log",
+        "permissions",
+        "prompts",
+    )
+
+    def __init__(
+        self,
+        session_id: str,
+        note: Callable[[str, str], None],
+        side_events: list[ev.Event],
+        in_background: Callable[[str | None, str | None], bool],
+    ) -> None:
+        self._session_id = session_id
+        self._note = note
+        self._side = side_events
+        self._in_background = in_background
+        self.prompts: list[PromptState] = []
+        self.by_message: dict[str, PromptState] = {}
+        self._awaiting_echo: dict[str, list[PromptState]] = {}
+        self._unechoed_reported: set[PromptState] = set()  # reported once each (10.5)
+        self._replay_prompts: list[PromptState] = []
+        self.permissions: dict[int | str, PermissionState] = {}
+        self.permission_log: list[PermissionState] = []
+        self._pending_noted: set[int | str] = set()  # permission-pending-at-idle reported
+
+    def link(self, prompt: PromptState, message_id: str, applied: bool, restored: bool) -> None:
+        """Bind a prompt to its user message id (10.4); ``applied``: that message exists."""
+        prompt.message_id = message_id
+        self.by_message.setdefault(message_id, prompt)
+        if applied and not restored:
+            prompt.advance("echo")
+        elif not prompt.echoed:
+            self._awaiting_echo.setdefault(message_id, []).append(prompt)
+
+    def user_message(self, message_id: str) -> None:
+        """A user message was created: the prompts answered with its id are echoed (10.4)."""
+        placed = self.by_message.get(message_id)
+        if placed is not None:
+            placed.advance("placed")  # placed (again): 10.5
+        for prompt in self._awaiting_echo.pop(message_id, ()):
+            if not prompt.echoed:
+                prompt.advance("echo")
+                self._side.append(
+                    ev.PromptEchoed(
+                        session_id=self._session_id,
+                        request_id=prompt.request_id,
+                        message_id=message_id,
+                    )
+                )
+
+    def add_permission(self, perm: PermissionState) -> None:
+        """Record a permission request; an id answered before may come again (1.2)."""
+        self.permissions[perm.request_id] = perm
+        self.permission_log.append(perm)
+        self._pending_noted.discard(perm.request_id)  # a new request under a used id
+
+    def turn_ended(self) -> None:
+        """Work ended: report pending permissions (R40) and unechoed prompts (R2), once each."""
+        for perm in self.permissions.values():
+            if (
+                perm.status == "pending"
+                and perm.request_id not in self._pending_noted  # once: a later idle adds nothing
+                and not self._in_background(perm.tool_call_id, perm.terminal_id)
+            ):
+                self._pending_noted.add(perm.request_id)
+                self._note(
+                    "permission-pending-at-idle",
+                    f"work ended while permission request {perm.request_id!r} is still pending"
+                    " (it stays pending; R40)",
+                )
+        for message_id, prompts in self._awaiting_echo.items():
+            for prompt in prompts:
+                if prompt.inserted and not prompt.echoed and prompt not in self._unechoed_reported:
+                    self._unechoed_reported.add(prompt)
+                    self._note(
+                        "prompt-not-echoed",
+                        f"prompt {prompt.request_id!r} was accepted as {message_id!r} but no"
+                        " user-message update reported it before the work ended (R2)",
+                    )
+
+    def begin_replay(self) -> None:
+        """A history replay starts: it can tell about the prompts accepted before it (R2)."""
+        self._replay_prompts = [p for p in self.prompts if p.status == "accepted"]
+
+    def end_replay(self, reported: Container[str], lost: Container[str], ok: bool) -> None:
+        """A replay ended: place its prompts, or mark them ``not_retained`` (R2, 10.5).
+
+        A prompt is placed when ``reported`` names its message; otherwise it is not retained
+        when the replay was full (``ok``) or ``lost`` names its message.
+        """
+        for prompt in self._replay_prompts:
+            if prompt.message_id is None:
+                continue
+            if prompt.message_id in reported:
+                prompt.advance("placed")
+            elif ok or prompt.message_id in lost:
+                prompt.advance("lost")
+        self._replay_prompts = []
