@@ -28,16 +28,17 @@ from typing import Any, Generic, Literal, TypeVar
 
 from msgspec import UNSET
 
+from . import _agent_requests as agent
 from . import _events as ev
 from . import _schema as s
 from ._codec import encode
-from ._context import Context
+from ._context import Context, Live, Passive
 from ._diagnostics import Diagnostic
 from ._entities import MessageState
-from ._errors import METHOD_NOT_FOUND, LocalProtocolError
+from ._errors import LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineTooLong
 from ._inbound import Inbound
-from ._methods import Live, Passive, answer_permission, dispatch
+from ._methods import dispatch
 from ._preflight import LivePreflight, Preflight
 from ._prompts import PromptState
 from ._rpc import SentRequest
@@ -487,46 +488,22 @@ class Connection:
         Raises:
             LocalProtocolError: no such pending request, or the option was not offered.
         """
-        pending = self._rpc.pending_in.get(request_id)
-        if pending is None or pending[0] != "session/request_permission" or pending[2] is None:
-            raise LocalProtocolError(f"no pending permission request {request_id!r}")
-        perm = self._sessions[pending[2]].permissions[request_id]
-        if option_id is not None:
-            offered = [o.option_id for o in getattr(perm.request, "options", [])]
-            if option_id not in offered:
-                raise LocalProtocolError(f"option {option_id!r} was not offered")
-        answer_permission(self._ctx, perm, option_id, self._sent_events)
+        agent.answer_chosen(self._ctx, request_id, option_id, self._sent_events)
         return self.data_to_send()
 
     def answer_method_not_found(self, request_id: int | str) -> bytes:
         """Answer an agent request the client does not handle with -32601."""
-        if request_id not in self._rpc.pending_in:
-            raise LocalProtocolError(f"no pending agent request {request_id!r}")
-        method = self._rpc.pending_in.pop(request_id)[0]
-        self._rpc.respond_error(request_id, METHOD_NOT_FOUND, f"method not found: {method}")
+        agent.answer_unknown(self._ctx, request_id)
         return self.data_to_send()
 
     def answer_request(self, request_id: int | str, result: Any) -> bytes:
         """Answer any pending agent request with a result."""
-        pending = self._rpc.pending_in.get(request_id)
-        if pending is None:
-            raise LocalProtocolError(f"no pending agent request {request_id!r}")
-        if pending[0] == "session/request_permission":
-            raise LocalProtocolError("use answer_permission for permission requests")
-        self._rpc.pending_in.pop(request_id)
-        self._rpc.respond(request_id, result)
+        agent.answer_result(self._ctx, request_id, result)
         return self.data_to_send()
 
     def answer_error(self, request_id: int | str, code: int, message: str) -> bytes:
         """Answer a pending agent request with an error."""
-        pending = self._rpc.pending_in.pop(request_id, None)
-        if pending is None:
-            raise LocalProtocolError(f"no pending agent request {request_id!r}")
-        if pending[0] == "session/request_permission" and pending[2] is not None:
-            perm = self._sessions[pending[2]].permissions.get(request_id)
-            if perm is not None and perm.status == "pending":
-                perm.status = "answered"
-        self._rpc.respond_error(request_id, code, message)
+        agent.answer_error(self._ctx, request_id, code, message)
         return self.data_to_send()
 
     def data_to_send(self) -> bytes:

@@ -17,6 +17,7 @@ from msgspec import UNSET
 
 from . import _events as ev
 from . import _schema as s
+from ._agent_requests import apply_update, displace
 from ._codec import (
     Decoder,
     _FastUpdate,
@@ -27,7 +28,7 @@ from ._codec import (
 from ._context import Context, session_id_of
 from ._errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
 from ._framing import LineBuffer, LineTooLong
-from ._methods import apply_update, dispatch, displace, request_sent, response_received
+from ._methods import dispatch, request_sent, response_received
 from ._session import runs_of
 
 __all__ = ["Inbound"]

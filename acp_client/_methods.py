@@ -1,14 +1,14 @@
-"""What each message changes, by method: the per-method effects of one connection.
+"""What the client's messages change, and the responses to its requests, by method.
 
-Owns (ACP-V2-CLIENT-STATE.md 1.3-1.8, 10-12; prompt-lifecycle-v2.md): the effects of the
-agent's requests and notifications, of the responses to the client's requests (tables
-``method -> handler``: :data:`RESPONSE_EFFECTS`, :data:`REQUEST_EFFECTS`), of what the
-client sent, and the permission answers. Every handler takes a :class:`~._context.Context`
-(the connection's collaborators) and the events list; none knows the connection.
-
-Live and passive (log replay) connections differ only in what the client owes the agent at
-once (``cancelled`` outcomes, -32601/-32602 answers, batch arrays): :class:`Live` and
-:class:`Passive` decide it, one chosen when the connection is built.
+Owns (ACP-V2-CLIENT-STATE.md 1.4, 10-12; prompt-lifecycle-v2.md; R8, R10, R45, R50, A17-A19,
+A29, C2): the effects of the client's requests when sent (a table, :data:`REQUEST_EFFECTS`),
+of the responses to them (a table, :data:`RESPONSE_EFFECTS`: ``initialize``,
+``session/new``, ``session/resume``, ``session/prompt``, ``session/close``,
+``session/set_config_option``, ``tool_call/cancel``, ``terminal/cancel``), of the client's
+notifications and answers, and :func:`dispatch`, which routes every decoded message, either
+direction, to its effects (the agent's side is :mod:`._agent_requests`). Every handler takes
+a :class:`~._context.Context` (the connection's collaborators) and the events list; none
+knows the connection.
 """
 
 from __future__ import annotations
@@ -16,39 +16,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
 from msgspec import UNSET
 
 from . import _events as ev
 from . import _schema as s
-from ._checks import (
-    command_problems,
-    config_problems,
-    elicitation_problem,
-    option_problems,
-    relative_path,
-)
+from ._agent_requests import notification_received, request_received
+from ._checks import command_problems, config_problems
 from ._codec import Decoder, convert
-from ._context import Context, session_id_of
+from ._context import Context, record_answer, session_id_of
 from ._entities import TerminalState, ToolCallState
-from ._errors import (
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    RESOURCE_NOT_FOUND,
-    RemoteProtocolError,
-)
-from ._prompts import PermissionState, PromptState
+from ._errors import RESOURCE_NOT_FOUND, RemoteProtocolError
+from ._prompts import PromptState
 from ._rpc import Pending, RequestId
 from ._session import Session
 
 __all__ = [
-    "Live",
-    "Passive",
-    "answer_permission",
-    "apply_update",
+    "REQUEST_EFFECTS",
+    "RESPONSE_EFFECTS",
     "dispatch",
-    "displace",
     "field",
     "request_sent",
     "response_received",
@@ -105,307 +90,6 @@ def _cancelled_entity(session: Session, params: Any) -> ToolCallState | Terminal
     if isinstance(terminal_id, str):
         return session.terminals.get(terminal_id)
     return None
-
-
-# ----------------------------------------------------------------- the mode
-
-
-class Passive:
-    """A log replayed: the client's messages come from the log, so nothing is owed."""
-
-    __slots__ = ("ctx",)
-
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
-
-    def agent_session(self, session_id: str, events: Events) -> Session:
-        """The session an agent message names (created if new)."""
-        return self.ctx.sessions.session(session_id, events)
-
-    def begin_batch(self) -> None:
-        """A batch of the agent's is applied (live: its replies go out as one array, 1.5)."""
-
-    def end_batch(self) -> None:
-        """The batch is applied."""
-
-    def expect(self, rid: RequestId) -> None:
-        """The agent's request ``rid`` is tracked until the client answers it."""
-
-    def forget(self, rid: RequestId) -> None:
-        """The agent's request ``rid`` will never be answered (its id was reused)."""
-
-    def refuse(self, rid: RequestId, code: int, message: str) -> None:
-        """A request of the agent's that cannot be taken (an update with an id, say)."""
-
-    def malformed_request(self, rid: RequestId, method: Any, code: int, message: str) -> None:
-        """A request with malformed params: in a log, the client's answer follows."""
-        self.ctx.rpc.pending_in[rid] = (method if isinstance(method, str) else "", None, None)
-
-    def invalid_entry(self, message: str) -> None:
-        """An invalid entry without an id (or an empty batch)."""
-
-    def permission_withdrawn(self, perm: PermissionState, events: Events) -> None:
-        """The agent withdrew a pending permission request (``$/cancel_request``)."""
-
-    def elicitation_withdrawn(self, rid: RequestId) -> None:
-        """The agent withdrew a pending ``elicitation/create``."""
-
-    def cancel_permissions(self, session: Session, events: Events) -> None:
-        """The client cancelled or closed the session: what it waits to decide is moot."""
-
-    def permission_requested(
-        self, session: Session, perm: PermissionState, tool_call_id: str | None, events: Events
-    ) -> None:
-        """A permission request arrived (live: moot at once if its work is cancelled)."""
-
-    def agent_request(self, rid: RequestId, method: str, params: Any) -> None:
-        """Another request arrived (live: answered at once unless the embedder serves it)."""
-
-
-class Live(Passive):
-    """Attached to an agent: answers at once what the protocol makes the client owe."""
-
-    __slots__ = ()
-
-    def agent_session(self, session_id: str, events: Events) -> Session:
-        """The session an agent message names; one never announced is unusual (12.5)."""
-        ctx = self.ctx
-        if session_id not in ctx.sessions.by_id and not any(
-            p.method == "session/new" for p in ctx.rpc.pending_out.values()
-        ):
-            ctx.notes.note(
-                "unannounced-session",
-                f"the agent named session {session_id!r}, which no session/new or"
-                " session/resume announced (12.5); it is created",
-                session_id=session_id,
-            )
-        return ctx.sessions.session(session_id, events)
-
-    def begin_batch(self) -> None:
-        """A batch of the agent's is applied: its replies go out as one array (1.5)."""
-        self.ctx.rpc.begin_batch()
-
-    def end_batch(self) -> None:
-        """The batch is applied: its array is owed once every request of it is answered."""
-        self.ctx.rpc.end_batch()
-
-    def expect(self, rid: RequestId) -> None:
-        """In a batch, the answer to ``rid`` joins the batch's array."""
-        self.ctx.rpc.expect(rid)
-
-    def forget(self, rid: RequestId) -> None:
-        """A batch no longer waits for the reply to ``rid``."""
-        self.ctx.rpc.forget(rid)
-
-    def refuse(self, rid: RequestId, code: int, message: str) -> None:
-        """Answer the request with an error at once."""
-        self.ctx.rpc.expect(rid)
-        self.ctx.rpc.respond_error(rid, code, message)
-
-    def malformed_request(self, rid: RequestId, method: Any, code: int, message: str) -> None:
-        """A request with malformed params is answered -32602 (section 1.8)."""
-        self.refuse(rid, code, message)
-
-    def invalid_entry(self, message: str) -> None:
-        """1.5: an invalid entry (or an empty batch) gets its own -32600 with id null."""
-        self.ctx.rpc.respond_error(None, INVALID_REQUEST, message)
-
-    def permission_withdrawn(self, perm: PermissionState, events: Events) -> None:
-        """Answered ``cancelled``: the agent may still wait for an answer."""
-        answer_permission(self.ctx, perm, None, events)
-
-    def elicitation_withdrawn(self, rid: RequestId) -> None:
-        """Answered ``cancel``."""
-        self.ctx.rpc.respond(rid, {"action": "cancel"})
-        self.ctx.rpc.pending_in.pop(rid, None)
-
-    def cancel_permissions(self, session: Session, events: Events) -> None:
-        """Pending permission requests are answered ``cancelled``, elicitations ``cancel``."""
-        rpc = self.ctx.rpc
-        for perm in list(session.permissions.values()):
-            if perm.status == "pending" and perm.request_id in rpc.pending_in:
-                answer_permission(self.ctx, perm, None, events)
-        for rid, (method, _params, sid) in list(rpc.pending_in.items()):
-            if method == "elicitation/create" and sid == session.session_id:
-                del rpc.pending_in[rid]
-                rpc.respond(rid, {"action": "cancel"})  # R19
-
-    def permission_requested(
-        self, session: Session, perm: PermissionState, tool_call_id: str | None, events: Events
-    ) -> None:
-        """Answered ``cancelled`` at once if its session is closing or its work cancelled."""
-        if session.lifecycle == "closing" or (  # 11.5: the close cancels the work
-            session.cancel_requested and not session.in_background(tool_call_id, perm.terminal_id)
-        ):
-            answer_permission(self.ctx, perm, None, events)
-
-    def agent_request(self, rid: RequestId, method: str, params: Any) -> None:
-        """1.3: an unknown request is answered -32601; 1.8: malformed params -32602."""
-        ctx = self.ctx
-        served = method in ctx.extension_methods or (
-            method == "elicitation/create" and ctx.offer.elicitation
-        )
-        if served:
-            if method == "elicitation/create":
-                malformed = elicitation_problem(params)
-                if malformed is not None:
-                    del ctx.rpc.pending_in[rid]
-                    ctx.rpc.respond_error(rid, INVALID_PARAMS, f"elicitation/create: {malformed}")
-        else:
-            del ctx.rpc.pending_in[rid]
-            ctx.rpc.respond_error(rid, METHOD_NOT_FOUND, f"method not found: {method}")
-
-
-# ---------------------------------------------------------------- permissions
-
-
-def answer_permission(
-    ctx: Context, perm: PermissionState, option_id: str | None, events: Events
-) -> None:
-    """Owe the agent the answer to a permission request: an option, or ``cancelled``."""
-    outcome: s.RequestPermissionOutcome = (
-        s.CancelledPermissionOutcome()
-        if option_id is None
-        else s.SelectedPermissionOutcome(option_id=option_id)
-    )
-    ctx.rpc.pending_in.pop(perm.request_id, None)
-    ctx.rpc.respond(perm.request_id, s.RequestPermissionResponse(outcome=outcome))
-    _record_answer(perm, outcome, events)
-
-
-def _record_answer(perm: PermissionState, outcome: Any, events: Events) -> None:
-    plain = msgspec.to_builtins(outcome) if isinstance(outcome, msgspec.Struct) else outcome
-    perm.outcome = plain
-    if perm.status != "withdrawn":
-        cancelled = isinstance(plain, dict) and plain.get("outcome") == "cancelled"
-        perm.status = "cancelled" if cancelled else "answered"
-    events.append(
-        ev.PermissionAnswered(session_id=perm.session_id, request_id=perm.request_id, outcome=plain)
-    )
-
-
-def _withdraw(perm: PermissionState | None, events: Events) -> bool:
-    """A pending permission request the agent gave up is ``withdrawn`` (True if it was)."""
-    if perm is None or perm.status != "pending":
-        return False
-    perm.status = "withdrawn"
-    events.append(ev.PermissionWithdrawn(session_id=perm.session_id, request_id=perm.request_id))
-    return True
-
-
-# ------------------------------------------------------------ agent -> client
-
-
-def apply_update(ctx: Context, params: s.UpdateSessionNotification, events: Events) -> None:
-    """Apply one ``session/update`` to its session (created if new, 12.5)."""
-    session = ctx.sessions.by_id.get(params.session_id)
-    if session is None:
-        session = ctx.mode.agent_session(params.session_id, events)
-    session.line = ctx.notes.line
-    if session.closed:
-        ctx.notes.note(
-            "update-after-close",
-            "session/update for a closed session (applied, R38)",
-            session_id=session.session_id,
-        )
-    events.append(session.apply(params.update))
-    if session.side_events:
-        events.extend(session.side_events)
-        session.side_events.clear()
-
-
-def _notification_received(ctx: Context, message: s.Notification, events: Events) -> None:
-    method = message.method
-    if method == "session/update":
-        apply_update(ctx, message.params, events)
-    elif method == "$/cancel_request":
-        _agent_cancel_request(ctx, message.params.request_id, events)
-    # other notifications (elicitation/complete, extensions) change no state
-
-
-def _agent_cancel_request(ctx: Context, request_id: RequestId, events: Events) -> None:
-    pending = ctx.rpc.pending_in.get(request_id)
-    if pending is None:
-        return  # unknown or answered: ignored (R62)
-    method, _params, sid = pending
-    if method == "session/request_permission" and sid is not None:
-        perm = ctx.sessions.by_id[sid].permissions.get(request_id)
-        if _withdraw(perm, events):
-            ctx.mode.permission_withdrawn(perm, events)  # type: ignore[arg-type]
-    elif method == "elicitation/create":
-        ctx.mode.elicitation_withdrawn(request_id)
-
-
-def displace(ctx: Context, rid: RequestId, events: Events) -> None:
-    """The agent reused the id of a request still pending (1.2 forbids it).
-
-    The new request replaces the old one, as a log's reader pairs them (LOG-FORMATS
-    1.10): an answer with that id can only be read as the new request's. The old one
-    can no longer be answered on its own, so nothing waits for it: a pending permission
-    request is ``withdrawn`` (the agent gave it up), and a batch it came in no longer
-    waits for its reply (else the batch's answers would never be written).
-    """
-    method, _params, sid = ctx.rpc.pending_in.pop(rid)
-    ctx.notes.note(
-        "duplicate-request-id",
-        f"the agent reused pending request id {rid!r}: its new request replaces"
-        f" the {method} request, which can no longer be answered",
-        session_id=sid,
-    )
-    ctx.mode.forget(rid)
-    session = ctx.sessions.by_id.get(sid) if sid is not None else None
-    if method == "session/request_permission" and session is not None:
-        _withdraw(session.permissions.get(rid), events)
-
-
-def _request_received(ctx: Context, message: s.Request, events: Events) -> None:
-    rid = message.id
-    if rid in ctx.rpc.pending_in:
-        displace(ctx, rid, events)
-    method = message.method
-    params = message.params
-    sid = session_id_of(params)
-    ctx.rpc.pending_in[rid] = (method, params, sid)
-    ctx.mode.expect(rid)  # in a batch, its answer joins the batch's array
-    if method == "session/request_permission":
-        _permission_requested(ctx, rid, params, events)
-        return
-    if sid is not None:
-        ctx.mode.agent_session(sid, events)
-    events.append(ev.AgentRequestReceived(request_id=rid, method=method, params=params))
-    ctx.mode.agent_request(rid, method, params)
-
-
-def _permission_requested(
-    ctx: Context, rid: RequestId, params: s.RequestPermissionRequest, events: Events
-) -> None:
-    session = ctx.mode.agent_session(params.session_id, events)
-    sid = session.session_id
-    subject = params.subject
-    tool_call_id = None
-    if type(subject) is s.ToolCallPermissionSubject:
-        session._ordinal += 1
-        events.append(session.apply_tool_call_fields(subject.tool_call))
-        if session.side_events:  # a terminal its content created
-            events.extend(session.side_events)
-            session.side_events.clear()
-        tool_call_id = subject.tool_call.tool_call_id
-    elif type(subject) is s.CommandPermissionSubject and isinstance(subject.tool_call_id, str):
-        tool_call_id = subject.tool_call_id
-    for problem in option_problems(params.options):
-        ctx.notes.note("invalid-permission-request", problem, session_id=sid)
-    if params.extra:
-        session._check_shadowed(params.extra, "permission request", rid)
-    if type(subject) is s.CommandPermissionSubject and relative_path(subject.cwd):
-        ctx.notes.note(
-            "relative-path",
-            f"permission request {rid!r}: command cwd {subject.cwd!r} (A21)",
-            session_id=sid,
-        )
-    perm = PermissionState(rid, sid, params, tool_call_id)
-    session.add_permission(perm)
-    events.append(ev.PermissionRequested(session_id=sid, request_id=rid, request=params))
-    ctx.mode.permission_requested(session, perm, tool_call_id, events)
 
 
 def response_received(ctx: Context, message: s.Response | s.ErrorResponse, events: Events) -> None:
@@ -803,7 +487,7 @@ def _response_sent(ctx: Context, message: s.Response | s.ErrorResponse, events: 
         outcome = result.get("outcome") if isinstance(result, dict) else None
         if outcome is None and isinstance(result, s.RequestPermissionResponse):
             outcome = result.outcome
-    _record_answer(perm, outcome, events)
+    record_answer(perm, outcome, events)
 
 
 def dispatch(ctx: Context, message: s.Message, incoming: bool, events: Events) -> None:
@@ -811,9 +495,9 @@ def dispatch(ctx: Context, message: s.Message, incoming: bool, events: Events) -
     kind = type(message)
     if incoming:
         if kind is s.Notification:
-            _notification_received(ctx, message, events)  # type: ignore[arg-type]
+            notification_received(ctx, message, events)  # type: ignore[arg-type]
         elif kind is s.Request:
-            _request_received(ctx, message, events)  # type: ignore[arg-type]
+            request_received(ctx, message, events)  # type: ignore[arg-type]
         else:
             response_received(ctx, message, events)  # type: ignore[arg-type]
     elif kind is s.Request:
