@@ -241,30 +241,21 @@ class Connection:
         """
         if isinstance(data, str):  # type: ignore[unreachable]  # untyped callers
             raise TypeError("receive_data takes the bytes read from the agent, not str")
-        events: list[ev.Event] = []
-        self._inbound.data(data, events)
-        return events
+        return self._inbound.data(data)
 
     def receive_eof(self) -> list[ev.Event]:
         """The agent closed its stdout: handle a last line without a newline."""
-        events: list[ev.Event] = []
-        self._inbound.eof(events)
-        return events
+        return self._inbound.eof()
 
     def receive_update(
         self, params: s.UpdateSessionNotification, *, line: int | None = None
     ) -> list[ev.Event]:
         """Apply the params of one decoded ``session/update`` (the agent's notification)."""
-        self.line = line
-        events: list[ev.Event] = []
-        self._inbound.update(params, events)
-        return events
+        return self._inbound.update(params, line)
 
     def receive_line(self, line: bytes) -> list[ev.Event]:
         """Feed one complete line read from the agent (without its newline)."""
-        events: list[ev.Event] = []
-        self._inbound.line(line, events)
-        return events
+        return self._inbound.line(line)
 
     def receive_message(
         self,
@@ -278,10 +269,7 @@ class Connection:
         ``direction`` is ``"incoming"`` for what the agent sent and ``"outgoing"`` for what
         the client sent (log replay). ``line`` is the log line, for diagnostics.
         """
-        self.line = line
-        events: list[ev.Event] = []
-        self._inbound.message(message, direction == "incoming", events)
-        return events
+        return self._inbound.message(message, direction == "incoming", line)
 
     def _line_too_long(self, marker: LineTooLong, events: list[ev.Event]) -> None:
         self._inbound.line_too_long(marker, events)
@@ -364,9 +352,7 @@ class Connection:
         """
         self._preflight.roots(cwd, additional_directories)
         params = s.NewSessionRequest(cwd=cwd, mcp_servers=list(mcp_servers))
-        if additional_directories is not None:
-            params.additional_directories = list(additional_directories)
-        return self.send_request("session/new", params)
+        return self._send_in("session/new", params, additional_directories)
 
     def send_resume(
         self,
@@ -387,11 +373,20 @@ class Connection:
         params = s.ResumeSessionRequest(
             session_id=session_id, cwd=cwd, mcp_servers=list(mcp_servers)
         )
-        if additional_directories is not None:
-            params.additional_directories = list(additional_directories)
         if replay:
             params.replay_from = s.ReplayFromStart()
-        return self.send_request("session/resume", params)
+        return self._send_in("session/resume", params, additional_directories)
+
+    def _send_in(
+        self,
+        method: str,
+        params: s.NewSessionRequest | s.ResumeSessionRequest,
+        additional_directories: Iterable[str] | None,
+    ) -> SentRequest:
+        """Send a request setting a session up, with its additional directories if any."""
+        if additional_directories is not None:
+            params.additional_directories = list(additional_directories)
+        return self.send_request(method, params)
 
     def send_prompt(self, session_id: str, prompt: str | Sequence[s.ContentBlock]) -> SentRequest:
         """``session/prompt`` with text or content blocks; the returned id tracks it.
@@ -456,7 +451,7 @@ class Connection:
 
     def send_cancel_tool_call(self, session_id: str, tool_call_id: str) -> SentRequest:
         """``tool_call/cancel``, only while the tool call advertises it (C29)."""
-        self._preflight.cancel_tool_call(session_id, tool_call_id)
+        self._preflight.cancel(session_id, "tool call", tool_call_id)
         return self.send_request(
             "tool_call/cancel",
             s.CancelToolCallRequest(session_id=session_id, tool_call_id=tool_call_id),
@@ -464,7 +459,7 @@ class Connection:
 
     def send_cancel_terminal(self, session_id: str, terminal_id: str) -> SentRequest:
         """``terminal/cancel``, only while the terminal advertises it (C29)."""
-        self._preflight.cancel_terminal(session_id, terminal_id)
+        self._preflight.cancel(session_id, "terminal", terminal_id)
         return self.send_request(
             "terminal/cancel",
             s.CancelTerminalRequest(session_id=session_id, terminal_id=terminal_id),
