@@ -23,7 +23,7 @@ from . import _schema as s
 from ._agent_requests import notification_received, request_received
 from ._checks import command_problems, config_problems
 from ._codec import Decoder, convert
-from ._context import Context, record_answer, session_id_of
+from ._context import Context, field, record_answer, session_id_of
 from ._entities import TerminalState, ToolCallState
 from ._errors import RESOURCE_NOT_FOUND, RemoteProtocolError
 from ._prompts import PromptState
@@ -35,7 +35,6 @@ __all__ = [
     "RESPONSE_EFFECTS",
     "SESSION_RESPONSE_EFFECTS",
     "dispatch",
-    "field",
     "request_sent",
     "response_received",
 ]
@@ -43,13 +42,6 @@ __all__ = [
 Events = list[ev.Event]
 _BUSY = frozenset({"running", "requires_action"})
 _DECODER = Decoder()
-
-
-def field(obj: Any, name: str, wire_name: str | None = None) -> Any:
-    """A field of a decoded Struct, or of raw params (by its wire name); ``UNSET`` if absent."""
-    if isinstance(obj, dict):
-        return obj.get(wire_name or name, UNSET)
-    return getattr(obj, name, UNSET)
 
 
 def _replays(params: Any) -> bool:

@@ -22,9 +22,8 @@ from msgspec import UNSET
 
 from . import _schema as s
 from ._checks import relative_path, select_values
-from ._context import Offer
+from ._context import Offer, field
 from ._errors import LocalProtocolError
-from ._methods import field
 from ._rpc import Pending, RequestId
 from ._session import Session
 
