@@ -23,7 +23,7 @@ or order, and completion is the session's ``idle`` state, never the response.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Generic, Literal, TypeVar
 
 from msgspec import UNSET
@@ -54,7 +54,7 @@ T = TypeVar("T")
 class _Kept(Generic[T]):
     """An attribute of the connection kept by one of its parts (read and written there)."""
 
-    def __init__(self, part: Callable[[Connection], Any], name: str, doc: str) -> None:
+    def __init__(self, part: str, name: str, doc: str) -> None:
         self._part = part
         self._name = name
         self.__doc__ = doc
@@ -62,26 +62,10 @@ class _Kept(Generic[T]):
     def __get__(self, conn: Connection | None, owner: type[Connection]) -> T:
         if conn is None:
             return self  # type: ignore[return-value]  # the class's own: its doc
-        return getattr(self._part(conn), self._name)  # type: ignore[no-any-return]
+        return getattr(getattr(conn, self._part), self._name)  # type: ignore[no-any-return]
 
     def __set__(self, conn: Connection, value: T) -> None:
-        setattr(self._part(conn), self._name, value)
-
-
-def _offer(conn: Connection) -> Any:
-    return conn._ctx.offer
-
-
-def _notes(conn: Connection) -> Any:
-    return conn._ctx.notes
-
-
-def _registry(conn: Connection) -> Any:
-    return conn._ctx.sessions
-
-
-def _context(conn: Connection) -> Any:
-    return conn._ctx
+        setattr(getattr(conn, self._part), self._name, value)
 
 
 class Connection:
@@ -115,23 +99,25 @@ class Connection:
     """
 
     protocol_version: _Kept[int | None] = _Kept(
-        _offer, "protocol_version", "The protocol version ``initialize`` negotiated, once known."
+        "_offer", "protocol_version", "The protocol version ``initialize`` negotiated, once known."
     )
     agent_info: _Kept[s.Implementation | None] = _Kept(
-        _offer, "agent_info", "The agent's ``info`` from its ``initialize`` answer."
+        "_offer", "agent_info", "The agent's ``info`` from its ``initialize`` answer."
     )
     agent_capabilities: _Kept[s.AgentCapabilities | None] = _Kept(
-        _offer, "agent_capabilities", "The capabilities the agent's ``initialize`` offered."
+        "_offer", "agent_capabilities", "The capabilities the agent's ``initialize`` offered."
     )
     auth_methods: _Kept[list[Any]] = _Kept(
-        _offer, "auth_methods", "The ``authMethods`` the agent's ``initialize`` offered."
+        "_offer", "auth_methods", "The ``authMethods`` the agent's ``initialize`` offered."
     )
-    line: _Kept[int | None] = _Kept(_notes, "line", "The log line being applied (for diagnostics).")
+    line: _Kept[int | None] = _Kept(
+        "_notes", "line", "The log line being applied (for diagnostics)."
+    )
     terminal_limit: _Kept[int | None] = _Kept(
-        _registry, "terminal_limit", "Per-terminal byte retention limit."
+        "_registry", "terminal_limit", "Per-terminal byte retention limit."
     )
     extension_methods: _Kept[frozenset[str]] = _Kept(
-        _context,
+        "_ctx",
         "extension_methods",
         "Agent request methods the embedder answers itself (see the class docs).",
     )
@@ -152,6 +138,9 @@ class Connection:
             extension_methods=extension_methods,
         )
         self._ctx: Context = ctx
+        self._offer = ctx.offer
+        self._notes = ctx.notes
+        self._registry = ctx.sessions
         self._inbound = Inbound(ctx, max_line)
         self._rpc = ctx.rpc
         self._sessions = ctx.sessions.by_id
