@@ -355,8 +355,7 @@ class Connection:
         """``session/resume``; with ``replay`` the agent replays its retained history.
 
         Raises:
-            LocalProtocolError: a relative path, ``additional_directories`` or an MCP
-                server transport the agent did not advertise (C6).
+            LocalProtocolError: as :meth:`send_new_session` (C6).
         """
         self._preflight.roots(cwd, additional_directories)
         params = s.ResumeSessionRequest(

@@ -85,8 +85,8 @@ class Notes:
             Diagnostic(
                 code=code,
                 message=message,
-                severity=severity,
                 line=self.line,
+                severity=severity,
                 path=path,
                 session_id=session_id,
             )
