@@ -21,8 +21,8 @@ from ._diagnostics import Diagnostic
 from ._events import Event, ResponseReceived
 from ._schema import Error
 from ._schema import UpdateSessionNotification as _Params
-from ._v1 import V1Adapter
-from ._v1_detect import detect_v1, v1_hint
+from ._v1.adapter import V1Adapter
+from ._v1.detect import detect_v1, v1_hint
 
 __all__ = ["AdapterOrigin", "FailedRequest", "ReplayResult", "Replayer", "replay_log"]
 

@@ -45,7 +45,7 @@ from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong, head_text
 from ._lenient_json import loads as _json
 from ._prompts import PermissionState, PromptState
 from ._recorder import Recorder, RecordingError
-from ._v1 import V1Adapter
+from ._v1.adapter import V1Adapter
 
 __all__ = [
     "AgentConnection",

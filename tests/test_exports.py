@@ -75,4 +75,4 @@ def test_implementation_lives_in_underscore_modules() -> None:
 
     package = Path(acp_client.__file__).parent
     public = {p.name for p in package.glob("*.py") if not p.name.startswith("_")}
-    assert public == {"schema.py", "transport.py"}
+    assert public == {"schema.py", "transport.py", "v1.py"}
