@@ -54,8 +54,7 @@ PINNED = {
     },
     "acp_client.transport": {
         "AgentConnection", "AgentError", "AgentExited", "PermissionHandler", "PromptHandle",
-        "RecordingError", "RequestFailed", "RequestTimeout", "allow_once", "ask_on_terminal",
-        "open_agent", "reject",
+        "RecordingError", "RequestFailed", "RequestTimeout", "allow_once", "open_agent", "reject",
     },
 }  # fmt: skip
 

@@ -205,11 +205,11 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         RequestFailed,
         _unwrapped,
         allow_once,
-        ask_on_terminal,
         open_agent,
         reject,
     )
 
+    from ._ask import ask_on_terminal
     from ._live import LiveView
     from ._render import render_snapshot, snapshot_renderable
     from ._sanitize import sanitize_json, sanitize_line
