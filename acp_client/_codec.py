@@ -825,3 +825,9 @@ def encode(obj: Any) -> bytes:
     if _EXTRA_MARK in out:
         out = _ENCODER.encode(_walk_deep(obj))
     return out
+
+
+# ---- the connection's hot path (acp_client._inbound): the typed session/update decoders.
+# One line holding one notification, and a read's lines joined as the items of one array.
+decode_fast_update = _FAST.decode
+decode_fast_updates = msgspec.json.Decoder(list[_FastUpdate]).decode

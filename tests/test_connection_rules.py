@@ -2566,10 +2566,13 @@ def test_misused_sends_are_refused_and_leave_no_pending_request() -> None:
     with pytest.raises(TypeError, match="not str"):
         conn.receive_data('{"jsonrpc":"2.0"}\n')  # type: ignore[arg-type]
     # a request whose params cannot be encoded is not recorded as sent
-    pending = dict(conn._pending_out)
+    conn.take_sent_events()
+    unsent = conn.next_request_id() + 1  # the id the refused request takes
     with pytest.raises(TypeError):
         conn.send_set_config_option(SID, "mode", object())  # type: ignore[arg-type]
-    assert conn._pending_out == pending
+    with pytest.raises(LocalProtocolError, match="no pending request"):
+        conn.send_cancel_request(unsent)
+    assert conn.take_sent_events() == []
     assert conn.diagnostics == []
 
 

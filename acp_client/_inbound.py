@@ -1,0 +1,324 @@
+"""Reading: inbound framing and decoding, and what cannot be read (ACP-V2-CLIENT-STATE.md 1).
+
+Owns: the agent's bytes split into lines (:class:`~._framing.LineBuffer`), the batched fast
+path of ``session/update`` reads, decoding lines and messages already parsed (a log's,
+either direction), and invalid messages: each is reported, answered where live (1.2, 1.5,
+1.8) and, when it still names a session or an id, followed up (12.5; a malformed response
+ends its request failed). Decoded messages go to :func:`._methods.dispatch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from . import _events as ev
+from . import _schema as s
+from ._agent_requests import apply_update, displace
+from ._codec import (
+    Decoder,
+    _FastUpdate,
+    decode_fast_update,
+    decode_fast_updates,
+    message_from_builtins,
+)
+from ._context import Context, session_id_of
+from ._errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
+from ._framing import LineBuffer, LineTooLong
+from ._methods import dispatch, request_sent, response_received
+from ._session import runs_of
+
+__all__ = ["Inbound"]
+
+Events = list[ev.Event]
+_FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError, RecursionError)
+_UPDATE_PARAMS = s.UpdateSessionNotification
+
+
+def _parsed_batch(first: s.Message | RemoteProtocolError) -> bool:
+    """Whether a line starting with ``[`` held a non-empty array (not a parse error, 1.5)."""
+    return not (
+        isinstance(first, RemoteProtocolError) and (first.code == PARSE_ERROR or first.raw == [])
+    )
+
+
+class Inbound:
+    """Takes what was read (bytes, lines, parsed messages) and routes each message."""
+
+    __slots__ = ("_ctx", "_decoder", "lines")
+
+    def __init__(self, ctx: Context, max_line: int) -> None:
+        self._ctx = ctx
+        self.lines = LineBuffer(max_line)
+        self._decoder = Decoder()
+
+    # ------------------------------------------------------------------- bytes
+
+    def data(self, data: bytes, events: Events) -> None:
+        """Bytes read from the agent (split anywhere)."""
+        notes = self._ctx.notes
+        if notes.line is not None:
+            self._forget_lines()
+        span = self.lines.feed_span(data)
+        if span is None:  # a line may be over the limit: the line-by-line framer decides
+            self._receive_lines(self.lines.feed(data), events)
+            return
+        head, start, end = span
+        if head is not None:
+            self._receive_lines((head,), events)
+        if start >= end:
+            return
+        # The common read holds only session/update lines: decode them all in one pass as
+        # the items of one array (each newline becomes " ,"), then apply them in order. A
+        # line that is not exactly one JSON value (nothing, two values, or a message spread
+        # over lines) fails the batch or changes the count of items, and the read is taken
+        # line by line. (Only a line crafted to hold "},{" between two values could make up
+        # for a spread message in the same read; either way the updates are the agent's own.)
+        # The whole read is wrapped (before ``start`` and after ``end`` there is one newline
+        # at most) and the array cut from that copy through a view: two copies in all.
+        wrapped = data.replace(b"\n", b" ,")
+        after = len(data) - end + 1  # in wrapped: the last newline's " ," and what follows
+        cut = memoryview(wrapped)[start + (start > 0) : -after]
+        try:
+            batch = decode_fast_updates(b"".join((b"[", cut, b"]")))
+        except _FAST_ERRORS:
+            batch = None
+        # the lines of data[start:end]: the newlines of the read but the one before start
+        if batch is None or len(batch) != len(wrapped) - len(data) - (start > 0):
+            self._receive_lines(data[start:end].split(b"\n"), events)
+        else:
+            self._apply_notes(batch, events)
+
+    def _receive_lines(self, lines: Iterable[bytes | LineTooLong], events: Events) -> None:
+        """Take lines one by one; consecutive ``session/update`` lines are applied together."""
+        notes: list[_FastUpdate] = []
+        for line in lines:
+            try:
+                notes.append(decode_fast_update(line))  # type: ignore[arg-type]
+                continue
+            except _FAST_ERRORS:
+                pass
+            if notes:
+                self._apply_notes(notes, events)
+                notes = []
+            if type(line) is not bytes:
+                self.line_too_long(line, events)  # type: ignore[arg-type]
+            elif line.strip():
+                self._receive_line(line, events)
+        if notes:
+            self._apply_notes(notes, events)
+
+    def _apply_notes(self, notes: list[_FastUpdate], events: Events) -> None:
+        """Apply decoded ``session/update`` notifications in order, a session's run at a time."""
+        session_ids = [n.params.session_id for n in notes]
+        if session_ids.count(session_ids[0]) == len(notes):
+            runs: Iterable[tuple[str, list[_FastUpdate]]] = ((session_ids[0], notes),)
+        else:
+            runs = runs_of(session_ids, notes)
+        ctx = self._ctx
+        sessions = ctx.sessions.by_id
+        for session_id, run in runs:
+            session = sessions.get(session_id)
+            if session is None:
+                apply_update(ctx, run[0].params, events)  # creates the session
+                session = sessions[session_id]
+                run = run[1:]
+            if session.closed:
+                for one in run:
+                    apply_update(ctx, one.params, events)
+            elif run:
+                session._apply_run([n.params.update for n in run], events)
+
+    def _forget_lines(self) -> None:
+        """Leaving log replay for live bytes: diagnostics no longer have a log line."""
+        self._ctx.notes.line = None
+        for session in self._ctx.sessions.by_id.values():
+            session.line = None
+
+    def eof(self, events: Events) -> None:
+        """The agent closed its stdout: a last line without a newline."""
+        for line in self.lines.flush():
+            if type(line) is bytes:
+                if line.strip():
+                    self._receive_line(line, events)
+            else:
+                self.line_too_long(line, events)  # type: ignore[arg-type]
+
+    def line(self, line: bytes, events: Events) -> None:
+        """One complete line read from the agent (without its newline)."""
+        if len(line) > self.lines.max_line:
+            self.line_too_long(LineTooLong(len(line)), events)
+        elif line.strip():
+            self._receive_line(line, events)
+
+    def update(self, params: s.UpdateSessionNotification, events: Events) -> None:
+        """The params of one decoded ``session/update`` of the agent's."""
+        apply_update(self._ctx, params, events)
+
+    def line_too_long(self, marker: LineTooLong, events: Events) -> None:
+        """A line over the limit: reported, never decoded."""
+        error = RemoteProtocolError(
+            f"line of {marker.size} bytes exceeds the limit of {self.lines.max_line}",
+            code=INVALID_REQUEST,
+        )
+        self._ctx.notes.note("line-too-long", error.message, "error")
+        events.append(ev.InvalidMessageReceived(error=error))
+
+    def _receive_line(self, line: bytes, events: Events) -> None:
+        ctx = self._ctx
+        notes = ctx.notes
+        start = len(notes.diagnostics)
+        items = self._decoder.decode_all(line, notes.diagnostics)
+        if b'"jsonrpc"' not in line and items and not isinstance(items[0], RemoteProtocolError):
+            # 1.2: every object carries it; accepted without (as the log reader does)
+            notes.note("missing-jsonrpc-version", 'no "jsonrpc" member; accepted as 2.0')
+        if len(notes.diagnostics) > start:
+            notes.stamp(start, session_id_of(getattr(items[0], "params", None)))
+        batch = line.lstrip()[:1] == b"[" and _parsed_batch(items[0])
+        if batch:
+            ctx.mode.begin_batch()
+        try:
+            for item in items:
+                if isinstance(item, RemoteProtocolError):
+                    self._invalid(item, events, True)
+                else:
+                    dispatch(ctx, item, True, events)
+        finally:
+            if batch:
+                ctx.mode.end_batch()
+
+    # ------------------------------------------------------------------ messages
+
+    def message(self, message: Any, incoming: bool, events: Events) -> None:
+        """One message already parsed: a Struct, or plain JSON data (a batch allowed)."""
+        if not isinstance(message, list):
+            self._receive_one(message, incoming, events)
+        elif not message:
+            error = RemoteProtocolError("empty batch", code=INVALID_REQUEST, raw=message)
+            self._invalid(error, events, incoming)
+        elif incoming:
+            mode = self._ctx.mode
+            mode.begin_batch()
+            try:
+                for item in message:
+                    self._receive_one(item, incoming, events)
+            finally:
+                mode.end_batch()
+        else:
+            for item in message:
+                self._receive_one(item, incoming, events)
+
+    def _receive_one(self, item: Any, incoming: bool, events: Events) -> None:
+        if isinstance(item, dict):
+            parsed = self._from_builtins(item, events, incoming)
+            if parsed is None:
+                return
+        elif isinstance(item, s.Request | s.Notification | s.Response | s.ErrorResponse):
+            parsed = item
+        else:
+            kind = type(item).__name__
+            error = RemoteProtocolError(
+                f"expected a JSON-RPC object, got {kind}", code=INVALID_REQUEST, raw=item
+            )
+            self._invalid(error, events, incoming)
+            return
+        dispatch(self._ctx, parsed, incoming, events)
+
+    def _from_builtins(self, obj: dict[str, Any], events: Events, incoming: bool) -> Any:
+        if obj.get("method") == "session/update" and "id" not in obj:
+            params = obj.get("params")
+            try:
+                typed = msgspec.convert(params, _UPDATE_PARAMS)
+            except (msgspec.ValidationError, UnicodeEncodeError):  # a lone surrogate key
+                pass
+            else:
+                return s.Notification(method="session/update", params=typed)
+        notes = self._ctx.notes
+        start = len(notes.diagnostics)
+        try:
+            return message_from_builtins(obj, notes.diagnostics)
+        except RemoteProtocolError as exc:
+            self._invalid(exc, events, incoming)
+            return None
+        finally:
+            if len(notes.diagnostics) > start:
+                notes.stamp(start, session_id_of(obj.get("params")))
+
+    # ------------------------------------------------------------ invalid messages
+
+    def _invalid(self, error: RemoteProtocolError, events: Events, incoming: bool) -> None:
+        ctx = self._ctx
+        notes = ctx.notes
+        error.line = notes.line
+        raw = error.raw
+        if isinstance(raw, dict) and raw.get("method") == "session/update":
+            params = raw.get("params")
+            sid = params.get("sessionId") if isinstance(params, dict) else None
+            if isinstance(sid, str):
+                session = ctx.sessions.session(sid, events)
+                update = params.get("update") if isinstance(params, dict) else None
+                notes.note(
+                    "update-rejected",
+                    f"session/update rejected: {error.message} at `{error.path}`",
+                    "error",
+                    sid,
+                    error.path,
+                )
+                session.side_events.clear()
+                events.append(ev.UpdateRejected(session_id=sid, error=error, raw=update))
+                if incoming and error.request_id is not None:
+                    ctx.mode.refuse(error.request_id, error.code, error.message)
+                return
+        if isinstance(raw, dict) and isinstance(raw.get("method"), str):
+            sid = session_id_of(raw.get("params"))
+            if sid is not None:  # 12.5: any message naming a session creates it
+                if incoming:
+                    ctx.mode.agent_session(sid, events)
+                else:
+                    ctx.sessions.session(sid, events)
+            rid = raw.get("id")
+            if not incoming and isinstance(rid, int | str) and not isinstance(rid, bool):
+                # The client's own request, malformed (a log): tracked with its raw params,
+                # so that its answer is matched and nothing it started is lost (1.8).
+                request = s.Request(id=rid, method=raw["method"], params=raw.get("params", UNSET))
+                request_sent(ctx, request, events)
+        if incoming and isinstance(raw, dict) and "method" in raw and error.request_id is not None:
+            rid = error.request_id
+            if rid in ctx.rpc.pending_in:
+                displace(ctx, rid, events)  # an answer to the id can only be this one's
+            # live, answered -32602 (1.8); in a log, the client's answer follows
+            ctx.mode.malformed_request(rid, raw["method"], error.code, error.message)
+        # A malformed response is never answered (1.2); the request it answers (when its id
+        # is readable) ends failed, below.
+        response = isinstance(raw, dict) and "method" not in raw and "id" in raw
+        if not response and incoming and error.code == INVALID_REQUEST and error.request_id is None:
+            # 1.5: an invalid entry (or an empty batch) gets its own -32600 with id null.
+            ctx.mode.invalid_entry(error.message)
+        code = "invalid-message" if error.code != -32700 else "malformed-line"
+        notes.note(code, f"{error.message} at `{error.path}`", "error", path=error.path)
+        events.append(ev.InvalidMessageReceived(error=error))
+        if response and isinstance(raw, dict):
+            self._settle_malformed_response(error, raw, events, incoming)
+
+    def _settle_malformed_response(
+        self, error: RemoteProtocolError, raw: dict[str, Any], events: Events, incoming: bool
+    ) -> None:
+        """The request a malformed response answers ends failed: -32603, the raw in ``data``."""
+        rid = error.request_id
+        rpc = self._ctx.rpc
+        pending = rpc.pending_out if incoming else rpc.pending_in
+        if rid is None or rid not in pending:
+            return
+        settled = s.ErrorResponse(
+            id=rid,
+            error=s.Error(
+                code=INTERNAL_ERROR, message=f"malformed response: {error.message}", data=raw
+            ),
+        )
+        if incoming:
+            response_received(self._ctx, settled, events)
+        else:
+            dispatch(self._ctx, settled, False, events)
