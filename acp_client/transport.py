@@ -38,14 +38,11 @@ import trio
 
 from . import _events as ev
 from . import _schema as s
-from ._codec import encode
 from ._connection import Connection, SentRequest
 from ._errors import ACPError, LocalProtocolError
-from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong, head_text
-from ._lenient_json import loads as _json
+from ._framing import DEFAULT_MAX_LINE, LineBuffer, head_text
 from ._prompts import PermissionState, PromptState
 from ._recorder import Recorder, RecordingError
-from ._v1.adapter import V1Adapter
 
 __all__ = [
     "AgentConnection",
@@ -68,7 +65,6 @@ It runs in the connection's nursery: if it raises, or returns an option the requ
 not offer (:class:`~acp_client.LocalProtocolError`), that error ends the connection and
 leaves :func:`open_agent` (a bug in the client, never a silent hang)."""
 
-_PLAIN = msgspec.json.Decoder()
 _READ_BLOCK = 1 << 16
 
 
@@ -124,23 +120,6 @@ async def allow_once(perm: PermissionState) -> str | None:
 async def reject(perm: PermissionState) -> str | None:
     """Policy: pick a ``reject_once`` option (else ``reject_always``), or cancel."""
     return _pick(perm, ("reject_once", "reject_always"))
-
-
-#: v2 methods v1 names differently (same params).
-_V1_METHODS = {"auth/login": "authenticate", "auth/logout": "logout"}
-
-
-def _to_v1(message: dict[str, Any]) -> dict[str, Any]:
-    """The v1 wire form of a message the v2 connection built."""
-    renamed = _V1_METHODS.get(message.get("method"))  # type: ignore[arg-type]
-    if renamed is not None:
-        return {**message, "method": renamed}
-    if message.get("method") == "session/resume":
-        params = dict(message.get("params") or {})
-        if params.pop("replayFrom", None) is not None:
-            params.pop("additionalDirectories", None)
-            return {**message, "method": "session/load", "params": params}
-    return message
 
 
 class PromptHandle:
@@ -234,9 +213,6 @@ class AgentConnection:
         self._changed: dict[str, trio.Event] = {}
         self._deciding: dict[int, tuple[PermissionState, trio.CancelScope]] = {}
         self._subscribers: list[trio.MemorySendChannel[ev.Event]] = []
-        self._v1: V1Adapter | None = None
-        self._initialize_id: int | str | None = None
-        self._initialize_params: dict[str, Any] | None = None
         self._closed = trio.Event()
         self._exited = trio.Event()  # set by the process watcher of open_agent
         self._process_watched = False
@@ -286,7 +262,6 @@ class AgentConnection:
         return receive
 
     async def _read_stdout(self) -> None:
-        lines = LineBuffer(self._max_line)
         ended = False
         try:
             while True:
@@ -294,12 +269,9 @@ class AgentConnection:
                     data = await self._receive.receive_some(_READ_BLOCK)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     data = b""
+                self._incoming(bytes(data))
                 if not data:
                     break
-                for line in lines.feed(bytes(data)):
-                    await self._incoming(line)
-            for line in lines.flush():
-                await self._incoming(line)
             ended = True  # the output ended (not a cancellation of the reader)
         finally:
             self.connection.connection_lost()
@@ -346,58 +318,14 @@ class AgentConnection:
             if not data:
                 return
 
-    async def _incoming(self, line: bytes | LineTooLong) -> None:
-        conn = self.connection
-        events: list[ev.Event] = []
-        if isinstance(line, LineTooLong):
-            if self._recorder is not None:
-                self._recorder.too_long(line.head, line.size)  # a trace, not the bytes
-            conn._line_too_long(line, events)
-            self._dispatch(events)
-            return
-        if not line.strip():
-            return
+    def _incoming(self, data: bytes) -> None:
+        """Bytes the agent wrote (``b""``: its output ended), recorded, into the connection."""
         if self._recorder is not None:
-            self._recorder.message("incoming", line)
-        if self._v1 is None and self._initialize_id is not None:
-            self._maybe_switch_to_v1(line)
-        if self._v1 is None:
-            events = conn.receive_line(line)
-        else:
-            try:
-                obj = _json(line)
-            except (ValueError, RecursionError):  # not JSON: the connection says so
-                events = conn.receive_line(line)
-            else:
-                events = self._receive_v1(obj, line)
+            self._recorder.incoming(data, self._max_line)
+        conn = self.connection
+        events = conn.receive_data(data) if data else conn.receive_eof()
         self._kick.set()  # before the events wake anyone: what is owed goes out first
         self._dispatch(events)
-
-    def _receive_v1(self, obj: Any, line: bytes) -> list[ev.Event]:
-        """A v1 agent's message (or batch), through the adapter into the connection.
-
-        A batch stays one: its translated messages (and entries that are no message, each
-        answered -32600) go to the connection as one batch, whose replies are one array
-        (JSON-RPC 6, spec 1.5), as a v2 agent's are.
-        """
-        conn = self.connection
-        adapter = self._v1
-        assert adapter is not None
-        if not isinstance(obj, list | dict):
-            return conn.receive_line(line)  # not a message: the connection answers -32600
-        out: list[Any] = []
-        for item in obj if isinstance(obj, list) else [obj]:
-            if isinstance(item, dict):
-                out.extend(adapter.feed("incoming", item))
-            else:
-                out.append(("incoming", item))  # an invalid entry, answered inside the array
-        batch = isinstance(obj, list) and (bool(out) or not obj)  # [] is an (empty) batch
-        if batch and all(direction == "incoming" for direction, _ in out):
-            return conn.receive_message([message for _, message in out], "incoming")
-        events: list[ev.Event] = []
-        for direction, message in out:
-            events.extend(conn.receive_message(message, direction))
-        return events
 
     async def _writer(self) -> None:
         """Write what reading owes the agent (answers, cancels), in order, off the reader."""
@@ -408,27 +336,6 @@ class AgentConnection:
                 await self._flush()
             except AgentExited:
                 return  # the agent stopped reading; the reader reports how it ended
-
-    def _maybe_switch_to_v1(self, line: bytes) -> None:
-        try:
-            obj = _json(line)
-        except (ValueError, RecursionError):
-            return
-        if not isinstance(obj, dict) or obj.get("id") != self._initialize_id:
-            return
-        result = obj.get("result")
-        if isinstance(result, dict) and result.get("protocolVersion") == 1:
-            self._v1 = V1Adapter()
-            self.connection.record_sends = False
-            if self._initialize_params is not None:
-                request = {
-                    "jsonrpc": "2.0",
-                    "id": self._initialize_id,
-                    "method": "initialize",
-                    "params": self._initialize_params,
-                }
-                self._v1.feed("outgoing", request)
-        self._initialize_id = None
 
     def _dispatch(self, events: list[ev.Event]) -> None:
         for event in events:
@@ -561,43 +468,10 @@ class AgentConnection:
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
             raise AgentExited(f"cannot write to the agent: {exc}") from exc
 
-    async def _transmit_locked(self, data: bytes, *, responses: bool) -> None:
-        """Write ``data`` (through the v1 adapter if in use); the caller holds the lock."""
-        adapter = self._v1
-        if adapter is None:
-            await self._send_locked(data)
-            return
-        for line in data.splitlines():
-            if not line:
-                continue
-            # The connection's own encoding (lone surrogates escaped: the lenient reader);
-            # a batch of answers stays one line.
-            message = _json(line)
-            items = [
-                _to_v1(item) if isinstance(item, dict) else item
-                for item in (message if isinstance(message, list) else [message])
-            ]
-            # Applied before the write, as a v2 message is built before it: a write that
-            # fails (the agent stopped reading) leaves the state the recording shows.
-            events: list[ev.Event] = []
-            for item in items:
-                if not isinstance(item, dict):
-                    continue
-                for direction, out in adapter.feed("outgoing", item):
-                    if responses and direction == "outgoing":
-                        continue
-                    events.extend(self.connection.receive_message(out, direction))  # type: ignore[arg-type]
-            try:
-                await self._send_locked(
-                    encode(items if isinstance(message, list) else items[0]) + b"\n"
-                )
-            finally:
-                self._dispatch(events)
-
     async def _write_owed_locked(self) -> None:
         """Write what is owed already (the caller holds the write lock, about to build)."""
         while data := self._take_owed():
-            await self._transmit_locked(data, responses=True)
+            await self._send_locked(data)
 
     def _take_owed(self) -> bytes:
         """What reading owes the agent, in order; forgotten here (the caller writes it)."""
@@ -619,7 +493,7 @@ class AgentConnection:
                 data = self._take_owed()
                 if not data:
                     return
-                await self._transmit_locked(data, responses=True)
+                await self._send_locked(data)
 
     async def _call(self, method: str, params: Any) -> Any:
         _, result = await self._send_request(
@@ -647,7 +521,7 @@ class AgentConnection:
                 await self._write_owed_locked()
                 sent = build()
                 self._waiting[sent.request_id] = waiter
-                await self._transmit_locked(sent.data, responses=False)
+                await self._send_locked(sent.data)
             written = True
             await self._flush()
             if self._closed.is_set():
@@ -701,15 +575,12 @@ class AgentConnection:
         """
 
         def build() -> SentRequest:
-            sent = self.connection.send_initialize(
+            return self.connection.send_initialize(
                 name=name,
                 version=version,
                 protocol_version=protocol_version,
                 capabilities=capabilities,
             )
-            self._initialize_id = sent.request_id
-            self._initialize_params = _PLAIN.decode(sent.data)["params"]
-            return sent
 
         _, result = await self._send_request("initialize", build)
         negotiated = self.connection.protocol_version
@@ -802,7 +673,7 @@ class AgentConnection:
         """``session/cancel`` (pending permission requests are answered ``cancelled``)."""
         async with self._write_lock:  # built right before it is written, as requests are
             await self._write_owed_locked()
-            await self._transmit_locked(self.connection.send_cancel(session_id), responses=False)
+            await self._send_locked(self.connection.send_cancel(session_id))
         await self._flush()
 
     async def close_session(self, session_id: str) -> None:

@@ -366,8 +366,7 @@ def test_cancelled_caller_keeps_the_connection_consistent() -> None:
             await client.prompt(sid, "go")
         # the agent answers late: the connection still reconciles it
         late = FakeAgent(sid).prompt_response(held[0]["id"], "u").user_message("u", "go")
-        for line in late.to_bytes().splitlines():
-            await client._incoming(line)
+        client._incoming(late.to_bytes())  # as read from the agent's stdout
         return client.connection.snapshot()
 
     snap, _ = drive(agent, body, mock_clock=True)

@@ -38,6 +38,11 @@ class AdapterCore:
         self._turns: dict[str, Turn] = {}
         self._line: int | None = None
 
+    @property
+    def awaiting_insertion(self) -> bool:
+        """Whether a prompt was sent that no update has inserted yet (section 5.2)."""
+        return any(session.pending is not None for session in self._sessions.values())
+
     def _diag(
         self, code: str, text: str, severity: Severity = "warning", session_id: str | None = None
     ) -> None:

@@ -220,8 +220,8 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     agent_ref: list[Any] = []
 
     def truncated() -> Any:
-        adapter = agent_ref[0]._v1  # a v1 agent's client terminals may be cut at their limit
-        return adapter.truncated_terminals if adapter is not None else ()
+        # a v1 agent's client terminals may be cut at their limit (the protocol switch knows)
+        return agent_ref[0].connection._switch.truncated_terminals
 
     def view() -> Any:
         snapshot = agent_ref[0].connection.snapshot()
