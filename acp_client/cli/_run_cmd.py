@@ -93,7 +93,7 @@ async def _signals() -> AsyncIterator[_Stop]:
     """
     import trio
 
-    from acp_client.transport import _unwrapped
+    from acp_client._process import unwrapped as _unwrapped
 
     stop = _Stop()
     # A signal ignored when the run started stays ignored (``nohup acp-client run ...``).
@@ -199,11 +199,11 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     import trio
     from rich.console import Console
 
+    from acp_client._process import unwrapped as _unwrapped
     from acp_client.transport import (
         AgentError,
         RecordingError,
         RequestFailed,
-        _unwrapped,
         allow_once,
         open_agent,
         reject,
