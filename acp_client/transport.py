@@ -17,8 +17,11 @@ This module only pumps bytes: all protocol state lives in the sans-IO
 
     trio.run(main)
 
-When the agent answers ``initialize`` with protocol version 1, the connection switches to
-the v1 adapter (V1-TO-V2.md): the caller keeps seeing v2 state. Every message in both
+When the agent answers ``initialize`` with protocol version 1 (or speaks v1 after claiming
+v2), the connection itself switches to the v1 adapter (V1-TO-V2.md; ``acp_client.v1``): the
+caller keeps seeing v2 state. Reading feeds :meth:`~acp_client.Connection.receive_data`, the
+connection's batched fast path. The terminal permission question of ``acp-client run`` is
+the CLI's (``acp_client.cli``), not this module's. Every message in both
 directions, and every stderr line, can be recorded in the ``acp-client`` log format, flushed
 as it goes, so that ``acp-client replay`` of the recording gives the same snapshot.
 """

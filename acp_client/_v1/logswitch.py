@@ -7,15 +7,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from .. import _events as ev
 from .._diagnostics import Diagnostic
 from .adapter import V1Adapter
 from .detect import detect_v1, v1_hint
-
-if TYPE_CHECKING:
-    from .._connection import Connection
+from .switch import Connection
 
 __all__ = ["DECIDE_WITHIN", "LogSwitch", "Replay"]
 
@@ -26,7 +24,9 @@ DECIDE_WITHIN = 10_000
 class Replay(Protocol):
     """What the switch needs of the replay driving it (:class:`acp_client.Replayer`)."""
 
-    connection: Connection
+    @property
+    def connection(self) -> Connection: ...
+
     diagnostics: list[Diagnostic]
     stopped: bool
 
@@ -169,7 +169,7 @@ class LogSwitch:
         conn = replay.connection
         adapter = self.adapter
         if adapter is None:
-            got = conn.receive_message(message, direction, line=line)  # type: ignore[arg-type]
+            got = conn.receive_message(message, direction, line=line)
             replay._note_failures(got, line)
             return got
         events: list[ev.Event] = []
@@ -183,7 +183,7 @@ class LogSwitch:
             if isinstance(rid, int | str) and not isinstance(rid, bool):
                 self._renamed[rid] = "session/load"
         for out_direction, out_message in adapter.feed(direction, message, line=line):
-            got = conn.receive_message(out_message, out_direction, line=line)  # type: ignore[arg-type]
+            got = conn.receive_message(out_message, out_direction, line=line)
             if self._origins is not None and got and _changed(out_message, message):
                 self._origins.append(self._origin(tuple(got), out_message, message, line))
             events.extend(got)
@@ -211,7 +211,7 @@ class LogSwitch:
             mark = replay.error_mark()
             before = len(adapter.diagnostics)
             for out_direction, out_message in adapter.finish():
-                got = replay.connection.receive_message(out_message, out_direction)  # type: ignore[arg-type]
+                got = replay.connection.receive_message(out_message, out_direction)
                 if self._origins is not None and got:
                     self._origins.append(self._origin(tuple(got), out_message, None, None))
                 replay._note_failures(got, None)

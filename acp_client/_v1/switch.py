@@ -8,8 +8,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, Protocol
 
 from .. import _events as ev
 from .. import _schema as s
@@ -20,8 +20,26 @@ from .._lenient_json import loads
 from .adapter import V1Adapter
 from .detect import detect_v1
 
-if TYPE_CHECKING:
-    from .._connection import Connection
+
+class Connection(Protocol):
+    """What the switches use of :class:`acp_client.Connection` (typed here: no import circle)."""
+
+    diagnostics: list[Diagnostic]
+    protocol_version: int | None
+    record_sends: bool
+    _sent_events: list[ev.Event]
+
+    @property
+    def sessions(self) -> Mapping[str, Any]: ...
+
+    def receive_line(self, line: bytes) -> list[ev.Event]: ...
+
+    def receive_message(
+        self, message: Any, direction: Any = "incoming", *, line: int | None = None
+    ) -> list[ev.Event]: ...
+
+    def _line_too_long(self, marker: LineTooLong, events: list[ev.Event]) -> None: ...
+
 
 __all__ = ["Mode", "ProtocolSwitch", "Signal", "TRANSITIONS", "to_v1_wire"]
 
@@ -302,7 +320,7 @@ class ProtocolSwitch:
             events.extend(conn.receive_message([message for _, message in out], "incoming"))
             return
         for direction, message in out:
-            events.extend(conn.receive_message(message, direction))  # type: ignore[arg-type]
+            events.extend(conn.receive_message(message, direction))
 
     # ------------------------------------------------------------------- sending
 
@@ -354,7 +372,7 @@ class ProtocolSwitch:
                 for direction, translated in adapter.feed("outgoing", item):
                     if responses and direction == "outgoing":
                         continue  # the connection recorded its own answer already
-                    events.extend(conn.receive_message(translated, direction))  # type: ignore[arg-type]
+                    events.extend(conn.receive_message(translated, direction))
             out.append(encode(items if isinstance(message, list) else items[0]) + b"\n")
         return b"".join(out)
 
