@@ -23,7 +23,7 @@ or order, and completion is the session's ``idle`` state, never the response.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Generic, Literal, TypeVar
 
 from msgspec import UNSET
@@ -55,7 +55,7 @@ T = TypeVar("T")
 class _Kept(Generic[T]):
     """An attribute of the connection kept by one of its parts (read and written there)."""
 
-    def __init__(self, part: Callable[[Connection], Any], name: str, doc: str) -> None:
+    def __init__(self, part: str, name: str, doc: str) -> None:
         self._part = part
         self._name = name
         self.__doc__ = doc
@@ -63,26 +63,10 @@ class _Kept(Generic[T]):
     def __get__(self, conn: Connection | None, owner: type[Connection]) -> T:
         if conn is None:
             return self  # type: ignore[return-value]  # the class's own: its doc
-        return getattr(self._part(conn), self._name)  # type: ignore[no-any-return]
+        return getattr(getattr(conn, self._part), self._name)  # type: ignore[no-any-return]
 
     def __set__(self, conn: Connection, value: T) -> None:
-        setattr(self._part(conn), self._name, value)
-
-
-def _offer(conn: Connection) -> Any:
-    return conn._ctx.offer
-
-
-def _notes(conn: Connection) -> Any:
-    return conn._ctx.notes
-
-
-def _registry(conn: Connection) -> Any:
-    return conn._ctx.sessions
-
-
-def _context(conn: Connection) -> Any:
-    return conn._ctx
+        setattr(getattr(conn, self._part), self._name, value)
 
 
 class Connection:
@@ -116,23 +100,25 @@ class Connection:
     """
 
     protocol_version: _Kept[int | None] = _Kept(
-        _offer, "protocol_version", "The protocol version ``initialize`` negotiated, once known."
+        "_offer", "protocol_version", "The protocol version ``initialize`` negotiated, once known."
     )
     agent_info: _Kept[s.Implementation | None] = _Kept(
-        _offer, "agent_info", "The agent's ``info`` from its ``initialize`` answer."
+        "_offer", "agent_info", "The agent's ``info`` from its ``initialize`` answer."
     )
     agent_capabilities: _Kept[s.AgentCapabilities | None] = _Kept(
-        _offer, "agent_capabilities", "The capabilities the agent's ``initialize`` offered."
+        "_offer", "agent_capabilities", "The capabilities the agent's ``initialize`` offered."
     )
     auth_methods: _Kept[list[Any]] = _Kept(
-        _offer, "auth_methods", "The ``authMethods`` the agent's ``initialize`` offered."
+        "_offer", "auth_methods", "The ``authMethods`` the agent's ``initialize`` offered."
     )
-    line: _Kept[int | None] = _Kept(_notes, "line", "The log line being applied (for diagnostics).")
+    line: _Kept[int | None] = _Kept(
+        "_notes", "line", "The log line being applied (for diagnostics)."
+    )
     terminal_limit: _Kept[int | None] = _Kept(
-        _registry, "terminal_limit", "Per-terminal byte retention limit."
+        "_registry", "terminal_limit", "Per-terminal byte retention limit."
     )
     extension_methods: _Kept[frozenset[str]] = _Kept(
-        _context,
+        "_ctx",
         "extension_methods",
         "Agent request methods the embedder answers itself (see the class docs).",
     )
@@ -153,6 +139,9 @@ class Connection:
             extension_methods=extension_methods,
         )
         self._ctx: Context = ctx
+        self._offer = ctx.offer
+        self._notes = ctx.notes
+        self._registry = ctx.sessions
         self._inbound = Inbound(ctx, max_line)
         self._rpc = ctx.rpc
         self._sessions = ctx.sessions.by_id
@@ -246,32 +235,23 @@ class Connection:
             raise TypeError("receive_data takes the bytes read from the agent, not str")
         if self._switch.routing:  # a v1 agent, or one not yet known to speak v2
             return self._switch.receive_lines(self._inbound.lines.feed(data))
-        events: list[ev.Event] = []
-        self._inbound.data(data, events)
-        return events
+        return self._inbound.data(data)
 
     def receive_eof(self) -> list[ev.Event]:
         """The agent closed its stdout: handle a last line without a newline."""
         if self._switch.routing:
             return self._switch.receive_lines(self._inbound.lines.flush(), eof=True)
-        events: list[ev.Event] = []
-        self._inbound.eof(events)
-        return events
+        return self._inbound.eof()
 
     def receive_update(
         self, params: s.UpdateSessionNotification, *, line: int | None = None
     ) -> list[ev.Event]:
         """Apply the params of one decoded ``session/update`` (the agent's notification)."""
-        self.line = line
-        events: list[ev.Event] = []
-        self._inbound.update(params, events)
-        return events
+        return self._inbound.update(params, line)
 
     def receive_line(self, line: bytes) -> list[ev.Event]:
         """Feed one complete line read from the agent (without its newline)."""
-        events: list[ev.Event] = []
-        self._inbound.line(line, events)
-        return events
+        return self._inbound.line(line)
 
     def receive_message(
         self,
@@ -285,10 +265,7 @@ class Connection:
         ``direction`` is ``"incoming"`` for what the agent sent and ``"outgoing"`` for what
         the client sent (log replay). ``line`` is the log line, for diagnostics.
         """
-        self.line = line
-        events: list[ev.Event] = []
-        self._inbound.message(message, direction == "incoming", events)
-        return events
+        return self._inbound.message(message, direction == "incoming", line)
 
     def _line_too_long(self, marker: LineTooLong, events: list[ev.Event]) -> None:
         self._inbound.line_too_long(marker, events)
@@ -371,9 +348,7 @@ class Connection:
         """
         self._preflight.roots(cwd, additional_directories)
         params = s.NewSessionRequest(cwd=cwd, mcp_servers=list(mcp_servers))
-        if additional_directories is not None:
-            params.additional_directories = list(additional_directories)
-        return self.send_request("session/new", params)
+        return self._send_in("session/new", params, additional_directories)
 
     def send_resume(
         self,
@@ -387,18 +362,26 @@ class Connection:
         """``session/resume``; with ``replay`` the agent replays its retained history.
 
         Raises:
-            LocalProtocolError: a relative path, ``additional_directories`` or an MCP
-                server transport the agent did not advertise (C6).
+            LocalProtocolError: as :meth:`send_new_session` (C6).
         """
         self._preflight.roots(cwd, additional_directories)
         params = s.ResumeSessionRequest(
             session_id=session_id, cwd=cwd, mcp_servers=list(mcp_servers)
         )
-        if additional_directories is not None:
-            params.additional_directories = list(additional_directories)
         if replay:
             params.replay_from = s.ReplayFromStart()
-        return self.send_request("session/resume", params)
+        return self._send_in("session/resume", params, additional_directories)
+
+    def _send_in(
+        self,
+        method: str,
+        params: s.NewSessionRequest | s.ResumeSessionRequest,
+        additional_directories: Iterable[str] | None,
+    ) -> SentRequest:
+        """Send a request setting a session up, with its additional directories if any."""
+        if additional_directories is not None:
+            params.additional_directories = list(additional_directories)
+        return self.send_request(method, params)
 
     def send_prompt(self, session_id: str, prompt: str | Sequence[s.ContentBlock]) -> SentRequest:
         """``session/prompt`` with text or content blocks; the returned id tracks it.
@@ -463,7 +446,7 @@ class Connection:
 
     def send_cancel_tool_call(self, session_id: str, tool_call_id: str) -> SentRequest:
         """``tool_call/cancel``, only while the tool call advertises it (C29)."""
-        self._preflight.cancel_tool_call(session_id, tool_call_id)
+        self._preflight.cancel(session_id, "tool call", tool_call_id)
         return self.send_request(
             "tool_call/cancel",
             s.CancelToolCallRequest(session_id=session_id, tool_call_id=tool_call_id),
@@ -471,7 +454,7 @@ class Connection:
 
     def send_cancel_terminal(self, session_id: str, terminal_id: str) -> SentRequest:
         """``terminal/cancel``, only while the terminal advertises it (C29)."""
-        self._preflight.cancel_terminal(session_id, terminal_id)
+        self._preflight.cancel(session_id, "terminal", terminal_id)
         return self.send_request(
             "terminal/cancel",
             s.CancelTerminalRequest(session_id=session_id, terminal_id=terminal_id),

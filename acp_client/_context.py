@@ -21,6 +21,7 @@ from collections.abc import Callable, Collection
 from typing import Any, Literal
 
 import msgspec
+from msgspec import UNSET
 
 from . import _events as ev
 from . import _schema as s
@@ -39,6 +40,7 @@ __all__ = [
     "Passive",
     "Registry",
     "answer_permission",
+    "field",
     "record_answer",
     "session_id_of",
 ]
@@ -52,6 +54,13 @@ def session_id_of(params: Any) -> str | None:
     if sid is None and isinstance(params, dict):
         sid = params.get("sessionId")
     return sid if isinstance(sid, str) else None
+
+
+def field(obj: Any, name: str, wire_name: str | None = None) -> Any:
+    """A field of a decoded Struct, or of raw params (by its wire name); ``UNSET`` if absent."""
+    if isinstance(obj, dict):
+        return obj.get(wire_name or name, UNSET)
+    return getattr(obj, name, UNSET)
 
 
 class Notes:
@@ -76,8 +85,8 @@ class Notes:
             Diagnostic(
                 code=code,
                 message=message,
-                severity=severity,
                 line=self.line,
+                severity=severity,
                 path=path,
                 session_id=session_id,
             )

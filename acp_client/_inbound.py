@@ -48,29 +48,31 @@ def _parsed_batch(first: s.Message | RemoteProtocolError) -> bool:
 class Inbound:
     """Takes what was read (bytes, lines, parsed messages) and routes each message."""
 
-    __slots__ = ("_ctx", "_decoder", "lines")
+    __slots__ = ("_by_id", "_ctx", "_decoder", "_notes", "lines")
 
     def __init__(self, ctx: Context, max_line: int) -> None:
         self._ctx = ctx
+        self._notes = ctx.notes  # the hot path's two collaborators, at hand
+        self._by_id = ctx.sessions.by_id
         self.lines = LineBuffer(max_line)
         self._decoder = Decoder()
 
     # ------------------------------------------------------------------- bytes
 
-    def data(self, data: bytes, events: Events) -> None:
-        """Bytes read from the agent (split anywhere)."""
-        notes = self._ctx.notes
-        if notes.line is not None:
+    def data(self, data: bytes) -> Events:
+        """Bytes read from the agent (split anywhere): their events."""
+        events: Events = []
+        if self._notes.line is not None:
             self._forget_lines()
         span = self.lines.feed_span(data)
         if span is None:  # a line may be over the limit: the line-by-line framer decides
             self._receive_lines(self.lines.feed(data), events)
-            return
+            return events
         head, start, end = span
         if head is not None:
             self._receive_lines((head,), events)
         if start >= end:
-            return
+            return events
         # The common read holds only session/update lines: decode them all in one pass as
         # the items of one array (each newline becomes " ,"), then apply them in order. A
         # line that is not exactly one JSON value (nothing, two values, or a message spread
@@ -91,6 +93,7 @@ class Inbound:
             self._receive_lines(data[start:end].split(b"\n"), events)
         else:
             self._apply_notes(batch, events)
+        return events
 
     def _receive_lines(self, lines: Iterable[bytes | LineTooLong], events: Events) -> None:
         """Take lines one by one; consecutive ``session/update`` lines are applied together."""
@@ -119,7 +122,7 @@ class Inbound:
         else:
             runs = runs_of(session_ids, notes)
         ctx = self._ctx
-        sessions = ctx.sessions.by_id
+        sessions = self._by_id
         for session_id, run in runs:
             session = sessions.get(session_id)
             if session is None:
@@ -138,25 +141,32 @@ class Inbound:
         for session in self._ctx.sessions.by_id.values():
             session.line = None
 
-    def eof(self, events: Events) -> None:
+    def eof(self) -> Events:
         """The agent closed its stdout: a last line without a newline."""
+        events: Events = []
         for line in self.lines.flush():
             if type(line) is bytes:
                 if line.strip():
                     self._receive_line(line, events)
             else:
                 self.line_too_long(line, events)  # type: ignore[arg-type]
+        return events
 
-    def line(self, line: bytes, events: Events) -> None:
+    def line(self, line: bytes) -> Events:
         """One complete line read from the agent (without its newline)."""
+        events: Events = []
         if len(line) > self.lines.max_line:
             self.line_too_long(LineTooLong(len(line)), events)
         elif line.strip():
             self._receive_line(line, events)
+        return events
 
-    def update(self, params: s.UpdateSessionNotification, events: Events) -> None:
-        """The params of one decoded ``session/update`` of the agent's."""
+    def update(self, params: s.UpdateSessionNotification, line: int | None) -> Events:
+        """The params of one decoded ``session/update`` of the agent's (at a log's line)."""
+        self._notes.line = line
+        events: Events = []
         apply_update(self._ctx, params, events)
+        return events
 
     def line_too_long(self, marker: LineTooLong, events: Events) -> None:
         """A line over the limit: reported, never decoded."""
@@ -192,8 +202,10 @@ class Inbound:
 
     # ------------------------------------------------------------------ messages
 
-    def message(self, message: Any, incoming: bool, events: Events) -> None:
-        """One message already parsed: a Struct, or plain JSON data (a batch allowed)."""
+    def message(self, message: Any, incoming: bool, line: int | None) -> Events:
+        """One message already parsed (a Struct or plain JSON data; a batch allowed)."""
+        self._notes.line = line
+        events: Events = []
         if not isinstance(message, list):
             self._receive_one(message, incoming, events)
         elif not message:
@@ -210,6 +222,7 @@ class Inbound:
         else:
             for item in message:
                 self._receive_one(item, incoming, events)
+        return events
 
     def _receive_one(self, item: Any, incoming: bool, events: Events) -> None:
         if isinstance(item, dict):

@@ -23,7 +23,7 @@ from . import _schema as s
 from ._agent_requests import notification_received, request_received
 from ._checks import command_problems, config_problems
 from ._codec import Decoder, convert
-from ._context import Context, record_answer, session_id_of
+from ._context import Context, field, record_answer, session_id_of
 from ._entities import TerminalState, ToolCallState
 from ._errors import RESOURCE_NOT_FOUND, RemoteProtocolError
 from ._prompts import PromptState
@@ -33,8 +33,8 @@ from ._session import Session
 __all__ = [
     "REQUEST_EFFECTS",
     "RESPONSE_EFFECTS",
+    "SESSION_RESPONSE_EFFECTS",
     "dispatch",
-    "field",
     "request_sent",
     "response_received",
 ]
@@ -42,13 +42,6 @@ __all__ = [
 Events = list[ev.Event]
 _BUSY = frozenset({"running", "requires_action"})
 _DECODER = Decoder()
-
-
-def field(obj: Any, name: str, wire_name: str | None = None) -> Any:
-    """A field of a decoded Struct, or of raw params (by its wire name); ``UNSET`` if absent."""
-    if isinstance(obj, dict):
-        return obj.get(wire_name or name, UNSET)
-    return getattr(obj, name, UNSET)
 
 
 def _replays(params: Any) -> bool:
@@ -127,7 +120,10 @@ def response_received(ctx: Context, message: s.Response | s.ErrorResponse, event
             notes.stamp(start, pending.session_id)
     effect = RESPONSE_EFFECTS.get(method)
     if effect is not None:
-        effect(ctx, rid, pending, result, error, events)  # type: ignore[arg-type]
+        effect(ctx, pending, result, error, events)
+    elif pending.session_id is not None and method in SESSION_RESPONSE_EFFECTS:
+        session = ctx.sessions.session(pending.session_id, events)
+        SESSION_RESPONSE_EFFECTS[method](ctx, session, pending, result, error, events)
     events.append(
         ev.ResponseReceived(
             request_id=rid,  # type: ignore[arg-type]
@@ -142,9 +138,7 @@ def response_received(ctx: Context, message: s.Response | s.ErrorResponse, event
 # ------------------------------------------------- responses to the client's requests
 
 
-def _on_initialize(
-    ctx: Context, rid: RequestId, pending: Pending, result: Any, error: Any, events: Events
-) -> None:
+def _on_initialize(ctx: Context, pending: Pending, result: Any, error: Any, events: Events) -> None:
     offer = ctx.offer
     version = field(result, "protocol_version", "protocolVersion")
     asked = field(pending.params, "protocol_version", "protocolVersion")
@@ -198,7 +192,7 @@ def _setup_lists(ctx: Context, session: Session, pending: Pending, result: Any) 
 
 
 def _on_new_session(
-    ctx: Context, rid: RequestId, pending: Pending, result: Any, error: Any, events: Events
+    ctx: Context, pending: Pending, result: Any, error: Any, events: Events
 ) -> None:
     if error is not None or not isinstance(result, s.NewSessionResponse):
         return
@@ -216,12 +210,9 @@ def _on_new_session(
 
 
 def _on_resume(
-    ctx: Context, rid: RequestId, pending: Pending, result: Any, error: Any, events: Events
+    ctx: Context, session: Session, pending: Pending, result: Any, error: Any, events: Events
 ) -> None:
-    sid = pending.session_id
-    if sid is None:
-        return
-    session = ctx.sessions.session(sid, events)
+    sid = session.session_id
     # (a session/close sent meanwhile changed the lifecycle, not the replay under way)
     replay = session.lifecycle == "replaying" or session._previous is not None
     if not _replays(pending.params):
@@ -250,13 +241,13 @@ def _on_resume(
 
 
 def _on_prompt(
-    ctx: Context, rid: RequestId, pending: Pending, result: Any, error: Any, events: Events
+    ctx: Context, session: Session, pending: Pending, result: Any, error: Any, events: Events
 ) -> None:
+    rid = pending.request_id
     prompt = ctx.prompts.get(rid)
-    sid = pending.session_id
-    if prompt is None or sid is None:
+    sid = session.session_id
+    if prompt is None:
         return
-    session = ctx.sessions.session(sid, events)
     if error is not None:
         prompt.status = "rejected"
         prompt.error = error
@@ -296,12 +287,9 @@ def _on_prompt(
 
 
 def _on_close(
-    ctx: Context, rid: RequestId, pending: Pending, result: Any, error: Any, events: Events
+    ctx: Context, session: Session, pending: Pending, result: Any, error: Any, events: Events
 ) -> None:
-    sid = pending.session_id
-    if sid is None:
-        return
-    session = ctx.sessions.session(sid, events)
+    sid = session.session_id
     if error is None and session.state is not None and session.state.state in _BUSY:
         ctx.notes.note(
             "close-while-working",
@@ -317,32 +305,31 @@ def _on_close(
 
 
 def _on_set_config(
-    ctx: Context, rid: RequestId, pending: Pending, result: Any, error: Any, events: Events
+    ctx: Context, session: Session, pending: Pending, result: Any, error: Any, events: Events
 ) -> None:
-    sid = pending.session_id
-    if sid is not None and isinstance(result, s.SetSessionConfigOptionResponse):
-        session = ctx.sessions.session(sid, events)
+    if isinstance(result, s.SetSessionConfigOptionResponse):
         _check_lists(ctx, session, UNSET, result.config_options)
         session.config_options = list(result.config_options)
 
 
 def _on_entity_cancel(
-    ctx: Context, rid: RequestId, pending: Pending, result: Any, error: Any, events: Events
+    ctx: Context, session: Session, pending: Pending, result: Any, error: Any, events: Events
 ) -> None:
-    sid = pending.session_id
-    if sid is None or sid not in ctx.sessions.by_id:
-        return
-    entity = _cancelled_entity(ctx.sessions.by_id[sid], pending.params)
+    entity = _cancelled_entity(session, pending.params)
     if entity is not None:
         done = entity.finished if isinstance(entity, ToolCallState) else entity.exited
         entity.cancel_pending = error is None and not done
 
 
-ResponseEffect = Callable[[Context, RequestId, Pending, Any, Any, Events], None]
-#: What the response to each of the client's requests changes (others: nothing).
+ResponseEffect = Callable[[Context, Pending, Any, Any, Events], None]
+SessionResponseEffect = Callable[[Context, Session, Pending, Any, Any, Events], None]
+#: What the response to each of the client's requests changes (others: nothing) ...
 RESPONSE_EFFECTS: dict[str, ResponseEffect] = {
     "initialize": _on_initialize,
     "session/new": _on_new_session,
+}
+#: ... and for a request naming a session, what it changes in that session.
+SESSION_RESPONSE_EFFECTS: dict[str, SessionResponseEffect] = {
     "session/resume": _on_resume,
     "session/prompt": _on_prompt,
     "session/close": _on_close,
@@ -392,7 +379,7 @@ def request_sent(ctx: Context, message: s.Request, events: Events) -> None:
             ctx.notes.note("duplicate-request-id", f"the client reused pending request id {rid!r}")
         ctx.offer.requests_sent = True
     sid = session_id_of(params)
-    pending = Pending(method, params, sid)
+    pending = Pending(rid, method, params, sid)
     ctx.rpc.track(rid, pending)
     if sid is None:
         if method == "session/new":
@@ -490,19 +477,19 @@ def _response_sent(ctx: Context, message: s.Response | s.ErrorResponse, events: 
     record_answer(perm, outcome, events)
 
 
+Route = Callable[[Context, Any, Events], None]
+#: Where each decoded message goes: (of the agent's?, its type) -> its effects.
+_ROUTES: dict[tuple[bool, type[Any]], Route] = {
+    (True, s.Notification): notification_received,
+    (True, s.Request): request_received,
+    (False, s.Request): request_sent,
+    (False, s.Notification): _notification_sent,
+}
+#: Any other message is a response (or error response), of the agent's or the client's.
+_RESPONSE_ROUTES: dict[bool, Route] = {True: response_received, False: _response_sent}
+
+
 def dispatch(ctx: Context, message: s.Message, incoming: bool, events: Events) -> None:
     """Route one decoded message, of the agent's (``incoming``) or of the client's."""
-    kind = type(message)
-    if incoming:
-        if kind is s.Notification:
-            notification_received(ctx, message, events)  # type: ignore[arg-type]
-        elif kind is s.Request:
-            request_received(ctx, message, events)  # type: ignore[arg-type]
-        else:
-            response_received(ctx, message, events)  # type: ignore[arg-type]
-    elif kind is s.Request:
-        request_sent(ctx, message, events)  # type: ignore[arg-type]
-    elif kind is s.Notification:
-        _notification_sent(ctx, message, events)  # type: ignore[arg-type]
-    else:
-        _response_sent(ctx, message, events)  # type: ignore[arg-type]
+    route = _ROUTES.get((incoming, type(message))) or _RESPONSE_ROUTES[incoming]
+    route(ctx, message, events)

@@ -16,15 +16,14 @@ only when attached to an agent (a log's client may have done anything).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from msgspec import UNSET
 
 from . import _schema as s
 from ._checks import relative_path, select_values
-from ._context import Offer
+from ._context import Offer, field
 from ._errors import LocalProtocolError
-from ._methods import field
 from ._rpc import Pending, RequestId
 from ._session import Session
 
@@ -186,25 +185,16 @@ class Preflight:
         session = self._sessions.get(session_id)
         _check_config_value(session.config_options if session else None, config_id, value)
 
-    def cancel_tool_call(self, session_id: str, tool_call_id: str) -> None:
-        """C29: ``tool_call/cancel`` only while the tool call advertises it.
+    def cancel(self, session_id: str, what: Literal["tool call", "terminal"], ident: str) -> None:
+        """C29: ``tool_call/cancel`` / ``terminal/cancel`` only while it advertises cancel.
 
         Raises:
             KeyError: no such session.
         """
-        call = self._sessions[session_id].tool_calls.get(tool_call_id)
-        if call is None or not call.cancellable:
-            raise LocalProtocolError(f"tool call {tool_call_id!r} does not advertise cancel")
-
-    def cancel_terminal(self, session_id: str, terminal_id: str) -> None:
-        """C29: ``terminal/cancel`` only while the terminal advertises it.
-
-        Raises:
-            KeyError: no such session.
-        """
-        term = self._sessions[session_id].terminals.get(terminal_id)
-        if term is None or not term.cancellable:
-            raise LocalProtocolError(f"terminal {terminal_id!r} does not advertise cancel")
+        session = self._sessions[session_id]
+        entity = (session.tool_calls if what == "tool call" else session.terminals).get(ident)
+        if entity is None or not entity.cancellable:
+            raise LocalProtocolError(f"{what} {ident!r} does not advertise cancel")
 
     def cancel_request(self, request_id: RequestId) -> None:
         """``$/cancel_request`` only for one of the client's pending requests."""

@@ -42,11 +42,15 @@ class Pending:
         "marks",
         "method",
         "params",
+        "request_id",
         "session_id",
         "state_mark",
     )
 
-    def __init__(self, method: str, params: Any, session_id: str | None) -> None:
+    def __init__(
+        self, request_id: RequestId, method: str, params: Any, session_id: str | None
+    ) -> None:
+        self.request_id = request_id
         self.method = method
         self.params = params
         self.session_id = session_id

@@ -2669,3 +2669,78 @@ def test_1_2_a_message_without_jsonrpc_is_accepted_with_a_warning() -> None:
     assert [d.code for d in conn.diagnostics].count("missing-jsonrpc-version") == 1
     conn.receive_data(json.dumps({**bare, "jsonrpc": "1.0"}).encode() + b"\n")
     assert "update-rejected" in [d.code for d in conn.diagnostics]
+
+
+# ------------------------------------- the per-method tables, walked exhaustively
+
+#: Valid params of each request whose response or sending has an effect.
+_TABLED_PARAMS: dict[str, dict[str, Any]] = {
+    "initialize": {"protocolVersion": 2, "capabilities": {}, "info": INFO},
+    "session/new": {"cwd": "/w", "mcpServers": []},
+    "session/resume": {"sessionId": SID, "cwd": "/w", "mcpServers": [], "replayFrom": START},
+    "session/prompt": {"sessionId": SID, "prompt": [text("hi")]},
+    "session/close": {"sessionId": SID},
+    "session/set_config_option": {
+        "sessionId": SID,
+        "configId": "b",
+        "type": "boolean",
+        "value": True,
+    },
+    "tool_call/cancel": {"sessionId": SID, "toolCallId": "t1"},
+    "terminal/cancel": {"sessionId": SID, "terminalId": "x1"},
+}
+_OUTCOMES = [
+    {"result": {}},
+    {"result": None},
+    {"error": {"code": -32603, "message": "failed"}},
+    {"error": {"code": -32002, "message": "gone"}},
+]
+
+
+def _tabled_methods() -> list[str]:
+    from acp_client._methods import REQUEST_EFFECTS, RESPONSE_EFFECTS, SESSION_RESPONSE_EFFECTS
+
+    methods = RESPONSE_EFFECTS.keys() | SESSION_RESPONSE_EFFECTS.keys() | REQUEST_EFFECTS.keys()
+    assert methods == _TABLED_PARAMS.keys()  # a new entry of a table gets a case here
+    return sorted(methods)
+
+
+def _with_entities(conn: Connection) -> None:
+    conn.receive_message(update(tool("t1", status="in_progress")))
+    conn.receive_message(update(term("x1", capabilities={"cancel": {}})))
+    conn.take_sent_events()
+
+
+@pytest.mark.parametrize("method", _tabled_methods())
+@pytest.mark.parametrize("outcome", _OUTCOMES, ids=["ok", "null", "error", "gone"])
+@pytest.mark.parametrize("live", [True, False], ids=["live", "log"])
+def test_every_tabled_response_ends_its_request_with_one_response_event(
+    method: str, outcome: dict[str, Any], live: bool
+) -> None:
+    conn = Connection(live=live)
+    _with_entities(conn)
+    conn.receive_message(request(7, method, _TABLED_PARAMS[method]), "outgoing")
+    events = conn.receive_message({"jsonrpc": "2.0", "id": 7, **outcome})
+    last = events[-1]
+    assert type(last).__name__ == "ResponseReceived"
+    assert (last.request_id, last.method) == (7, method)  # type: ignore[attr-defined]
+    assert sum(type(e).__name__ == "ResponseReceived" for e in events) == 1
+    with pytest.raises(LocalProtocolError, match="no pending request"):
+        conn.send_cancel_request(7)  # answered: no longer pending
+    assert conn.unmatched_responses == ()
+    assert conn.data_to_send() == b""  # no permission was pending: nothing owed
+
+
+@pytest.mark.parametrize("method", _tabled_methods())
+def test_every_tabled_request_has_the_same_effect_sent_live_or_read_from_a_log(
+    method: str,
+) -> None:
+    outcomes = []
+    for live in (True, False):
+        conn = Connection(live=live)
+        _with_entities(conn)  # live, its session is unannounced (a diagnostic)
+        before = len(conn.diagnostics)
+        events = conn.receive_message(request(7, method, _TABLED_PARAMS[method]), "outgoing")
+        sessions = conn.snapshot()["sessions"]
+        outcomes.append(([repr(e) for e in events], sessions, conn.diagnostics[before:]))
+    assert outcomes[0] == outcomes[1]
