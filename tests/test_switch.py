@@ -73,7 +73,7 @@ class _Peer:
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
 
-    def until(self, done: Callable[[], bool], on_event: Callable[[Any], None] = print) -> None:
+    def until(self, done: Callable[[], bool], each: Callable[[Any], None] | None = None) -> None:
         """Read and feed the agent's output until ``done()``, writing what the client owes."""
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
@@ -88,8 +88,9 @@ class _Peer:
             assert data, "the v1 agent closed its output"
             events = self.conn.receive_data(data)
             self.events += events
-            for event in events:
-                on_event(event)
+            if each is not None:
+                for event in events:
+                    each(event)
             owed = self.conn.data_to_send()
             if owed:
                 self.send(owed)

@@ -1227,3 +1227,16 @@ def test_an_initialize_result_without_a_valid_version_is_named_in_the_error() ->
         assert "protocolVersion" in str(info.value)  # the field, not "version None"
 
     drive(ScriptedAgent({"initialize": init}), body)
+
+
+def test_the_transport_does_not_import_the_cli() -> None:
+    """The terminal permission question is the CLI's (cli/_ask.py): the pump needs none of it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, acp_client.transport;"
+        "print([m for m in sys.modules if m.startswith('acp_client.cli')])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
