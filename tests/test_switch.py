@@ -155,19 +155,20 @@ def test_a_sans_io_connection_completes_a_turn_with_the_real_v1_agent(
 # ------------------------------------------------- (b) claims one version, speaks the other
 
 
-def _setup(version: int) -> tuple[Connection, int | str]:
+def _setup(version: int, **setup: Any) -> tuple[Connection, int | str]:
     """A live connection whose agent answered initialize with ``version``; a prompt sent."""
     conn = Connection()
     rid = conn.send_initialize().request_id
     result = {"protocolVersion": version, "capabilities": {}, "info": INFO}
     conn.receive_data(_line({"id": rid, "result": result}))
     rid = conn.send_new_session("/work").request_id
-    conn.receive_data(_line({"id": rid, "result": {"sessionId": "s"}}))
+    conn.receive_data(_line({"id": rid, "result": {"sessionId": "s", **setup}}))
     return conn, conn.send_prompt("s", "hello").request_id
 
 
 def test_an_agent_that_claims_v2_and_speaks_v1_is_reported_and_adapted() -> None:
-    conn, rid = _setup(2)
+    modes = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}]}
+    conn, rid = _setup(2, modes=modes)  # v1's modes: no field of v2's
     assert _switch(conn).mode == "v2?"
     chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hi"}}
     info = {"sessionUpdate": "session_info_update", "title": "Greeting"}
@@ -187,6 +188,7 @@ def test_an_agent_that_claims_v2_and_speaks_v1_is_reported_and_adapted() -> None
     (session,) = snapshot["sessions"]
     assert session["protocolVersion"] == 1
     assert session["sessionInfo"] == {"title": "Greeting"}  # nothing was lost
+    assert [option["currentValue"] for option in session["configOptions"]] == ["ask"]  # 6.2
     texts = [
         "".join(block["text"] for block in entry["content"])
         for entry in session["timeline"]

@@ -78,6 +78,22 @@ class V1Adapter(UpdateRules, ResponseRules):
             return self._response(direction, message)
         return [(direction, message)]
 
+    def mode_options(self) -> Output:
+        """For each session with v1 modes, its option list with the mode option (6.2).
+
+        What a v2 reader of the same traffic missed: used when an agent that claimed v2
+        turns out to speak v1 (its setup results' ``modes`` were read as v2, i.e. ignored).
+        """
+        out: Output = []
+        for session in self._sessions.values():
+            if (
+                session.mode_current is not None
+                and not session.closed
+                and not tr.has_real_mode_option(session.agent_options or [])
+            ):
+                out.append(self._update(session, self._config_update(session)))
+        return out
+
     def finish(self) -> Output:
         """Flush at end of stream (nothing is held back today, so this returns ``[]``)."""
         return []

@@ -279,8 +279,10 @@ class ProtocolSwitch:
                 if self._held or self._unsettled >= _SETTLE_AFTER:
                     self.signal("settle")  # nothing more to wait for: as the agent claimed
             else:
-                what = _describe(obj)
-                self.signal("v1-marker" if verdict else "v2-marker", what)
+                self.signal("v1-marker" if verdict else "v2-marker", _describe(obj))
+                if mode == "v2?" and self.mode == "v1" and self.adapter is not None:
+                    for _, update in self.adapter.mode_options():  # lose nothing (6.2)
+                        events.extend(self._conn.receive_message(update, "incoming"))
             if self._held and self.mode not in _PROBATION:
                 self._release(events)
         self._route(line, obj, events)
