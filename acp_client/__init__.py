@@ -69,8 +69,7 @@ from ._replay import AdapterOrigin, FailedRequest, Replayer, ReplayResult, repla
 from ._session import Session
 from ._snapshot import FORMAT as SNAPSHOT_FORMAT
 from ._snapshot import load_session
-from ._v1 import V1Adapter
-from ._v1_detect import detect_v1
+from .v1 import V1Adapter, detect_v1
 
 __version__ = "0.1.0"
 

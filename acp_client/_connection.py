@@ -44,6 +44,7 @@ from ._prompts import PromptState
 from ._rpc import SentRequest
 from ._session import Session
 from ._snapshot import FORMAT, session_snapshot
+from ._v1.switch import ProtocolSwitch
 
 __all__ = ["Connection", "Direction", "SentRequest"]
 
@@ -150,6 +151,8 @@ class Connection:
         """The client's pre-send checks (C-rules): every sending path goes through it."""
         self.diagnostics: list[Diagnostic] = ctx.notes.diagnostics
         self._sent_events: list[ev.Event] = []
+        self._switch = ProtocolSwitch(self, live=live)
+        """v1 or v2: decided from ``initialize`` and the traffic; routes v1 (V1-TO-V2.md)."""
         self.record_sends = True
         """Whether ``send_*`` record what they build (a transport that translates the
         messages, to v1 say, turns this off and records the translation instead)."""
@@ -230,10 +233,14 @@ class Connection:
         """
         if isinstance(data, str):  # type: ignore[unreachable]  # untyped callers
             raise TypeError("receive_data takes the bytes read from the agent, not str")
+        if self._switch.routing:  # a v1 agent, or one not yet known to speak v2
+            return self._switch.receive_lines(self._inbound.lines.feed(data))
         return self._inbound.data(data)
 
     def receive_eof(self) -> list[ev.Event]:
         """The agent closed its stdout: handle a last line without a newline."""
+        if self._switch.routing:
+            return self._switch.receive_lines(self._inbound.lines.flush(), eof=True)
         return self._inbound.eof()
 
     def receive_update(
@@ -284,7 +291,7 @@ class Connection:
         if self.record_sends:
             self._ctx.notes.line = None
             dispatch(self._ctx, message, False, self._sent_events)
-        return data
+        return self._switch.sent(message, data) if self._switch.watching else data
 
     def send_request(self, method: str, params: Any = UNSET) -> SentRequest:
         """Build, record and encode a request (any method; extension methods too).
@@ -491,7 +498,8 @@ class Connection:
 
     def data_to_send(self) -> bytes:
         """Bytes the connection owes the agent (automatic answers), then forgets them."""
-        return self._rpc.take()
+        data = self._rpc.take()
+        return self._switch.owed(data) if self._switch.routing else data
 
     def connection_lost(self) -> None:
         """The agent went away: prompts still pending stay pending (never retried)."""

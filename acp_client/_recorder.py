@@ -15,7 +15,7 @@ import msgspec
 
 from ._codec import PLAIN_DECODER as _PLAIN
 from ._codec import decode_leniently
-from ._framing import head_text
+from ._framing import DEFAULT_MAX_LINE, LineBuffer, head_text
 
 __all__ = ["Recorder", "RecordingError"]
 
@@ -46,6 +46,7 @@ class Recorder:
             self._file = target
             self._owned = False
         self._clock = clock
+        self._lines: LineBuffer | None = None  # the agent's stdout, framed for the record
 
     def _error(self, exc: OSError) -> RecordingError:
         error = RecordingError(f"cannot write the recording {self.name!r}: {exc.strerror or exc}")
@@ -79,6 +80,21 @@ class Recorder:
             return
         # The parsed message, written compact (the agent's own spacing is not kept).
         self._write(head, b',"message":' + _ENC.encode(value))
+
+    def incoming(self, data: bytes, max_line: int = DEFAULT_MAX_LINE) -> None:
+        """Record what the agent wrote to its stdout (split anywhere; ``b""``: it ended).
+
+        Each line is a record (:meth:`message`), one over ``max_line`` bytes a trace of it
+        (:meth:`too_long`); blank lines are not recorded.
+        """
+        if self._lines is None:
+            self._lines = LineBuffer(max_line)
+        for line in self._lines.feed(data) if data else self._lines.flush():
+            if isinstance(line, bytes):
+                if line.strip():
+                    self.message("incoming", line)
+            else:
+                self.too_long(line.head, line.size)
 
     def too_long(self, head: bytes, size: int) -> None:
         """Record a stdout line dropped for its size: its first bytes as ``raw``, with ``…``.

@@ -21,17 +21,9 @@ from ._diagnostics import Diagnostic
 from ._events import Event, ResponseReceived
 from ._schema import Error
 from ._schema import UpdateSessionNotification as _Params
-from ._v1 import V1Adapter
-from ._v1_detect import detect_v1, v1_hint
+from ._v1.logswitch import LogSwitch
 
 __all__ = ["AdapterOrigin", "FailedRequest", "ReplayResult", "Replayer", "replay_log"]
-
-_DECIDE_WITHIN = 10_000
-
-
-def _changed(out: Any, message: Any) -> bool:
-    """Whether the v1 adapter changed ``message`` (a rebuilt equal dict is no change)."""
-    return out is not message and not (type(out) is dict and out == message)
 
 
 class FailedRequest(msgspec.Struct, frozen=True, gc=False):
@@ -120,8 +112,6 @@ class Replayer:
         self.strict = strict
         self.stopped = False
         """``strict`` only: an error diagnostic stopped the replay; later input is ignored."""
-        self.version = protocol
-        self._forced = protocol
         self.diagnostics: list[Diagnostic] = []
         self.failed_requests: list[FailedRequest] = []
         """Requests the agent answered with an error, prompts aside, in log order."""
@@ -130,17 +120,15 @@ class Replayer:
         self.messages = 0
         self.stderr_lines = 0
         self.skipped_unknown_direction = 0
-        self._buffer: list[tuple[str, dict[str, Any], int | None]] = []
-        self._adapter: V1Adapter | None = None
-        self._v1: V1Adapter | None = None
-        self._client_seen = False  # the current connection has a client message
-        self._probing = False  # v1 without client traffic so far: an agent-only log?
-        self._v1_hint = False  # the undecided connection's initialize used v1 field names
-        # v1 requests the adapter renamed (session/load is a session/resume), by id: a
-        # failure is reported under the method the log holds
-        self._v1_methods: dict[Any, str] = {}
-        if protocol == 1:
-            self._decide(1)
+        # v1 or v2, per connection of the log, and the v1 routing (V1-TO-V2.md 1.3)
+        self._switch = LogSwitch(
+            self, protocol=protocol, origins=self.origins, origin=AdapterOrigin
+        )
+
+    @property
+    def version(self) -> int | None:
+        """The protocol version of the log's current connection (``None``: undecided)."""
+        return self._switch.version
 
     def apply_record(self, record: Any) -> None:
         """Apply one :class:`acp_client.logs.LogRecord`, discarding the events (fast path).
@@ -175,7 +163,7 @@ class Replayer:
     def _typed_update(self, direction: Any, message: Any) -> _Params | None:
         """The params of a well-formed v2 ``session/update`` from the agent (counted), else None."""
         if not (
-            self.version == 2
+            self._switch.version == 2
             and direction == "incoming"
             and type(message) is dict
             and "id" not in message
@@ -228,7 +216,7 @@ class Replayer:
     def _stop_on_error(self, mark: tuple[int, int]) -> None:
         if self.strict and self.errors_since(mark):
             self.stopped = True
-            self._buffer = []
+            self._switch.buffer = []
 
     def feed(self, direction: str, message: Any, *, line: int | None = None) -> list[Event]:
         """Apply one JSON-RPC message (a dict) sent in ``direction``."""
@@ -248,51 +236,7 @@ class Replayer:
         self.messages += 1
         if direction == "incoming" and isinstance(message, dict):
             self._count_raw(message)
-        events: list[Event] = []
-        if (
-            self.version is not None
-            and self._forced is None
-            and direction == "outgoing"
-            and isinstance(message, dict)
-            and message.get("method") == "initialize"
-            and "id" in message
-        ):
-            # A new connection (LOG-FORMATS.md 1.4): it speaks its own version.
-            events = self._end_connection()
-            self.version = None
-            self._client_seen = False
-        if direction == "outgoing":
-            self._client_seen = True
-            if self._v1 is not None and self._v1.agent_only and not self._probing:
-                # Degraded mode was chosen after many agent-only records; the client's own
-                # traffic shows from here: no more made-up states (V1-TO-V2.md 9).
-                self._v1.agent_only = False
-        if self.version is None:
-            verdict = detect_v1(direction, message)
-            self._v1_hint = self._v1_hint or v1_hint(direction, message)
-            if verdict is None and len(self._buffer) < _DECIDE_WITHIN:
-                self._buffer.append((direction, message, line))
-                return events
-            self._decide(1 if verdict or (verdict is None and self._v1_hint) else 2)
-        if self._probing:
-            if not self._client_seen and len(self._buffer) < _DECIDE_WITHIN:
-                self._buffer.append((direction, message, line))
-                return events
-            self._settle_probe()
-        events.extend(self._flush())
-        if not self.stopped:
-            events.extend(self._apply(direction, message, line))
-        return events
-
-    def _settle_probe(self) -> None:
-        """Decide whether the v1 connection is an agent-only log (V1-TO-V2.md 9).
-
-        Without a client message in its first records, the adapter's degraded mode
-        synthesises the ``running`` states the missing prompts would have caused.
-        """
-        self._probing = False
-        if self._v1 is not None:
-            self._v1.agent_only = not self._client_seen
+        return self._switch.feed(direction, message, line)
 
     def _count_raw(self, message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -302,63 +246,11 @@ class Replayer:
                 kind = update.get("sessionUpdate")
                 self._raw_kinds[kind if isinstance(kind, str) else "(invalid)"] += 1
 
-    def _decide(self, version: int) -> None:
-        self.version = version
-        if version == 1 and self._v1 is None:
-            # One adapter for every v1 connection of the log: a session that continues in a
-            # later connection keeps counting its synthetic ids (V1-TO-V2.md 4.1).
-            self._v1 = V1Adapter()
-        self._adapter = self._v1 if version == 1 else None
-        if self._v1 is not None:
-            self._v1.agent_only = False
-        self._settle_v1()  # known from here on, also before the log's initialize answer
-        # A v1 connection waits for its first client message (or the end of its records)
-        # before anything is applied: without one, it is replayed in degraded mode.
-        self._probing = version == 1 and not self._client_seen
-
-    def _flush(self) -> list[Event]:
-        events: list[Event] = []
-        buffered, self._buffer = self._buffer, []
-        for direction, message, line in buffered:
-            mark = self.error_mark()
-            events.extend(self._apply(direction, message, line))
-            self._stop_on_error(mark)
-            if self.stopped:
-                break
-        return events
-
-    def _apply(self, direction: str, message: Any, line: int | None) -> list[Event]:
-        adapter = self._adapter
-        if adapter is None:
-            got = self.connection.receive_message(message, direction, line=line)  # type: ignore[arg-type]
-            self._note_failures(got, line)
-            return got
-        events: list[Event] = []
-        before = len(adapter.diagnostics)
-        if (
-            direction == "outgoing"
-            and type(message) is dict
-            and message.get("method") == "session/load"
-        ):
-            rid = message.get("id")
-            if isinstance(rid, int | str) and not isinstance(rid, bool):
-                self._v1_methods[rid] = "session/load"
-        for out_direction, out_message in adapter.feed(direction, message, line=line):
-            got = self.connection.receive_message(out_message, out_direction, line=line)  # type: ignore[arg-type]
-            if self.origins is not None and got and _changed(out_message, message):
-                self.origins.append(AdapterOrigin(tuple(got), out_message, message, line))
-            events.extend(got)
-        self._note_failures(events, line)
-        self._collect_adapter(before)
-        return events
-
     def _note_failures(self, events: list[Event], line: int | None) -> None:
         for event in events:
             if type(event) is not ResponseReceived:
                 continue
-            method = event.method
-            if self._v1_methods and method == "session/resume":
-                method = self._v1_methods.pop(event.request_id, method)
+            method = self._switch.logged_method(event.request_id, event.method)
             if (
                 event.error is not None
                 and method != "session/prompt"
@@ -368,41 +260,12 @@ class Replayer:
                 failed = FailedRequest(line, method, event.session_id, event.error)
                 self.failed_requests.append(failed)
 
-    def _collect_adapter(self, before: int) -> None:
-        adapter = self._adapter
-        if adapter is not None and len(adapter.diagnostics) > before:
-            self.diagnostics.extend(adapter.diagnostics[before:])
-
     def finish(self) -> list[Event]:
         """End of the stream: apply anything held back while the version was undecided."""
         if self.stopped:
-            self._settle_v1()  # what was applied still gets its protocol version
+            self._switch.settle_v1()  # what was applied still gets its protocol version
             return []
-        return self._end_connection()
-
-    def _end_connection(self) -> list[Event]:
-        """The end of a connection's traffic (a new ``initialize`` or the end of the log)."""
-        events: list[Event] = []
-        if self.version is None:
-            self._decide(1 if self._v1_hint else 2)
-        self._v1_hint = False
-        if self._probing:
-            self._settle_probe()
-        events.extend(self._flush())
-        adapter = self._adapter
-        if adapter is not None and not self.stopped:
-            mark = self.error_mark()
-            before = len(adapter.diagnostics)
-            for out_direction, out_message in adapter.finish():
-                got = self.connection.receive_message(out_message, out_direction)  # type: ignore[arg-type]
-                if self.origins is not None and got:
-                    self.origins.append(AdapterOrigin(tuple(got), out_message, None, None))
-                self._note_failures(got, None)
-                events.extend(got)
-            self._collect_adapter(before)
-            self._stop_on_error(mark)
-        self._settle_v1()
-        return events
+        return self._switch.end_connection()
 
     @property
     def truncated_terminals(self) -> frozenset[tuple[str, str]]:
@@ -411,20 +274,7 @@ class Replayer:
         ``(sessionId, terminalId)`` pairs, from ``terminal/output``'s ``truncated`` (v2 has
         no field for it, so the snapshot cannot say it; the rendered view does).
         """
-        if self._v1 is None:
-            return frozenset()
-        return frozenset(self._v1.truncated_terminals)
-
-    def _settle_v1(self) -> None:
-        """A v1 connection's sessions (and the connection) say protocol version 1."""
-        if self._adapter is None:
-            return
-        conn = self.connection
-        if conn.protocol_version is None:
-            conn.protocol_version = 1
-        for session in conn._sessions.values():
-            if session.protocol_version is None:
-                session.protocol_version = 1
+        return self._switch.truncated_terminals
 
     def all_diagnostics(self) -> list[Diagnostic]:
         """Reader, adapter and connection diagnostics, in log order.

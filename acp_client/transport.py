@@ -17,36 +17,33 @@ This module only pumps bytes: all protocol state lives in the sans-IO
 
     trio.run(main)
 
-When the agent answers ``initialize`` with protocol version 1, the connection switches to
-the v1 adapter (V1-TO-V2.md): the caller keeps seeing v2 state. Every message in both
+When the agent answers ``initialize`` with protocol version 1 (or speaks v1 after claiming
+v2), the connection itself switches to the v1 adapter (V1-TO-V2.md; ``acp_client.v1``): the
+caller keeps seeing v2 state. Reading feeds :meth:`~acp_client.Connection.receive_data`, the
+connection's batched fast path. The terminal permission question of ``acp-client run`` is
+the CLI's (``acp_client.cli``), not this module's. Every message in both
 directions, and every stderr line, can be recorded in the ``acp-client`` log format, flushed
 as it goes, so that ``acp-client replay`` of the recording gives the same snapshot.
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
 import os
-import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import IO, Any
 
 import msgspec
 import trio
 
-from . import _events as ev
 from . import _schema as s
-from ._codec import PLAIN_DECODER as _PLAIN
-from ._codec import encode
-from ._codec import loads as _json
-from ._connection import Connection, SentRequest
-from ._errors import ACPError, LocalProtocolError
-from ._framing import DEFAULT_MAX_LINE, LineBuffer, LineTooLong, head_text
+from ._connection import SentRequest
+from ._errors import LocalProtocolError
+from ._framing import DEFAULT_MAX_LINE
+from ._process import kill, stop_group, unwrapped, watch_exit
 from ._prompts import PermissionState, PromptState
+from ._pump import AgentError, AgentExited, PermissionHandler, Pump, RequestFailed, RequestTimeout
 from ._recorder import Recorder, RecordingError
-from ._v1 import V1Adapter
 
 __all__ = [
     "AgentConnection",
@@ -58,54 +55,9 @@ __all__ = [
     "RequestFailed",
     "RequestTimeout",
     "allow_once",
-    "ask_on_terminal",
     "open_agent",
     "reject",
 ]
-
-PermissionHandler = Callable[[PermissionState], Awaitable[str | None]]
-"""Decides a permission request: return an offered ``optionId``, or ``None`` (cancelled).
-
-It runs in the connection's nursery: if it raises, or returns an option the request did
-not offer (:class:`~acp_client.LocalProtocolError`), that error ends the connection and
-leaves :func:`open_agent` (a bug in the client, never a silent hang)."""
-
-_READ_BLOCK = 1 << 16
-
-
-class AgentError(ACPError):
-    """The agent process failed: it exited, hung or broke the protocol."""
-
-
-class AgentExited(AgentError):
-    """The agent closed its stdout (exited or crashed) while something waited for it.
-
-    Attributes:
-        status: the process's exit status when it was known (a negative number is the
-            signal that ended it), else ``None``.
-    """
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class RequestTimeout(AgentError):
-    """A request got no response in time (the connection stays usable)."""
-
-
-class RequestFailed(ACPError):
-    """The agent answered a request with a JSON-RPC error.
-
-    Attributes:
-        method: the request's method.
-        error: the :class:`acp_client.schema.Error` object.
-    """
-
-    def __init__(self, method: str, error: s.Error) -> None:
-        self.method = method
-        self.error = error
-        super().__init__(f"{method} failed: {error.message} (code {error.code})")
 
 
 def _pick(perm: PermissionState, kinds: Sequence[str]) -> str | None:
@@ -125,102 +77,6 @@ async def allow_once(perm: PermissionState) -> str | None:
 async def reject(perm: PermissionState) -> str | None:
     """Policy: pick a ``reject_once`` option (else ``reject_always``), or cancel."""
     return _pick(perm, ("reject_once", "reject_always"))
-
-
-def ask_on_terminal(tty_path: str = "/dev/tty") -> PermissionHandler:
-    """Policy: ask the user on the controlling terminal (cancel when there is none).
-
-    The request's text is sanitized before it is shown. Questions are asked one at a time;
-    waiting for the answer is cancellable (the agent withdrew the request, exited, timed
-    out, or the user pressed Ctrl-C), and a question no longer pending is not asked.
-    """
-    lock = trio.Lock()
-
-    async def handler(perm: PermissionState) -> str | None:
-        async with lock:
-            if perm.status != "pending":
-                return None
-            options = list(getattr(perm.request, "options", None) or [])
-            question = _question(perm.request, options)
-            try:
-                fd = os.open(tty_path, os.O_RDWR | os.O_NOCTTY)
-            except OSError:
-                return None
-            # An fd stream of its own (non-blocking): reading it is cancellable, and the
-            # user's terminal file descriptors are not touched.
-            async with trio.lowlevel.FdStream(fd) as stream:
-                await stream.send_all(question.encode("utf-8", "replace"))
-                try:
-                    answer = (await _read_line(stream)).strip()
-                except trio.Cancelled:
-                    # Closed while waiting (withdrawn, answered, Ctrl-C): end the line.
-                    with trio.CancelScope(shield=True) as scope:
-                        scope.deadline = trio.current_time() + 1
-                        with contextlib.suppress(OSError, trio.BrokenResourceError):
-                            await stream.send_all(b"(no longer asked)\n")
-                    raise
-        if answer.isdigit() and 1 <= int(answer) <= len(options):
-            return str(options[int(answer) - 1].option_id)
-        return None
-
-    return handler
-
-
-def _question(request: Any, options: list[Any]) -> str:
-    r"""The text of a permission question: every agent-supplied field on a line of its own.
-
-    Title, description, a command subject and option names are sanitized and kept to one line
-    each (a newline in them is shown as ``\\n``), so agent text cannot draw options of its own.
-    """
-    from .cli._sanitize import sanitize_line
-
-    title = sanitize_line(str(getattr(request, "title", "Permission requested")))
-    lines = [f"\n{title}\n"]
-    description = getattr(request, "description", None)
-    if isinstance(description, str) and description:
-        lines.append(f"  {sanitize_line(description, limit=500)}\n")
-    subject = getattr(request, "subject", None)
-    if type(subject) is s.CommandPermissionSubject:
-        lines.append(f"  command: {sanitize_line(subject.command, limit=500)}\n")
-        lines.append(f"  in: {sanitize_line(subject.cwd, limit=200)}\n")
-    elif type(subject) is s.ToolCallPermissionSubject:
-        call = subject.tool_call
-        what = call.title if isinstance(call.title, str) else call.tool_call_id
-        lines.append(f"  tool call: {sanitize_line(what, limit=200)}\n")
-    for index, option in enumerate(options, 1):
-        name = sanitize_line(str(option.name), limit=200)
-        kind = sanitize_line(str(option.kind), limit=40)
-        lines.append(f"  {index}. {name} [{kind}]\n")
-    lines.append("  0. cancel\nchoice: ")
-    return "".join(lines)
-
-
-async def _read_line(stream: trio.lowlevel.FdStream) -> str:
-    """One line typed on the terminal (without waiting past its newline)."""
-    data = bytearray()
-    while b"\n" not in data:
-        chunk = await stream.receive_some(256)
-        if not chunk:
-            break
-        data += chunk
-    return data.split(b"\n", 1)[0].decode("utf-8", "replace")
-
-
-#: v2 methods v1 names differently (same params).
-_V1_METHODS = {"auth/login": "authenticate", "auth/logout": "logout"}
-
-
-def _to_v1(message: dict[str, Any]) -> dict[str, Any]:
-    """The v1 wire form of a message the v2 connection built."""
-    renamed = _V1_METHODS.get(message.get("method"))  # type: ignore[arg-type]
-    if renamed is not None:
-        return {**message, "method": renamed}
-    if message.get("method") == "session/resume":
-        params = dict(message.get("params") or {})
-        if params.pop("replayFrom", None) is not None:
-            params.pop("additionalDirectories", None)
-            return {**message, "method": "session/load", "params": params}
-    return message
 
 
 class PromptHandle:
@@ -257,7 +113,7 @@ class PromptHandle:
         return reason
 
 
-class AgentConnection:
+class AgentConnection(Pump):
     """An ACP connection over a pair of byte streams (an agent's stdin/stdout).
 
     Use :func:`open_agent` to start a process; tests can pass in-memory trio streams.
@@ -282,489 +138,6 @@ class AgentConnection:
             the older ones are dropped down to that many (the recording keeps them all).
     """
 
-    STDERR_LINES_KEPT = 1000
-    """How many of the agent's latest stderr lines :attr:`stderr_lines` keeps at least."""
-
-    def __init__(
-        self,
-        send_stream: trio.abc.SendStream,
-        receive_stream: trio.abc.ReceiveStream,
-        *,
-        stderr_stream: trio.abc.ReceiveStream | None = None,
-        recorder: Recorder | None = None,
-        on_permission: PermissionHandler | None = None,
-        request_timeout: float | None = None,
-        max_line: int = DEFAULT_MAX_LINE,
-        terminal_limit: int | None = None,
-    ) -> None:
-        self.connection = Connection(live=True, terminal_limit=terminal_limit, max_line=max_line)
-        self.stderr_lines: list[str] = []
-        self._send = send_stream
-        self._receive = receive_stream
-        self._stderr = stderr_stream
-        self._recorder = recorder
-        self._on_permission = on_permission
-        self._timeout = request_timeout
-        self._max_line = max_line
-        self._write_lock = trio.Lock()
-        self._kick = trio.Event()  # what the reader owes the agent waits for the writer
-        self._responses: dict[int | str, ev.ResponseReceived] = {}
-        self._owed: list[bytes] = []
-        self._waiting: dict[int | str, trio.Event] = {}
-        self._changed: dict[str, trio.Event] = {}
-        self._deciding: dict[int, tuple[PermissionState, trio.CancelScope]] = {}
-        self._subscribers: list[trio.MemorySendChannel[ev.Event]] = []
-        self._v1: V1Adapter | None = None
-        self._initialize_id: int | str | None = None
-        self._initialize_params: dict[str, Any] | None = None
-        self._closed = trio.Event()
-        self._exited = trio.Event()  # set by the process watcher of open_agent
-        self._process_watched = False
-        self._nursery: trio.Nursery | None = None
-        self.exit_error: AgentError | None = None
-        self.exit_status: int | None = None
-        """The agent process's exit status once it exited (``None`` before, or with no process)."""
-
-    # ------------------------------------------------------------------ running
-
-    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Pump the streams until the agent closes its stdout (run it in a nursery)."""
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            if self._stderr is not None:
-                nursery.start_soon(self._read_stderr)
-            task_status.started()
-            async with trio.open_nursery() as pump:
-                # The reader never waits on a write: an agent that sends many requests
-                # before it reads the answers would otherwise block both sides for good.
-                pump.start_soon(self._writer)
-                await self._read_stdout()
-                pump.cancel_scope.cancel()
-
-    @property
-    def closed(self) -> bool:
-        """Whether the agent's stdout has ended."""
-        return self._closed.is_set()
-
-    @property
-    def protocol_version(self) -> int | None:
-        """The negotiated protocol version (1 means the v1 adapter is in use)."""
-        return self.connection.protocol_version
-
-    def events(self) -> trio.MemoryReceiveChannel[ev.Event]:
-        """A stream of every event from now on (each call is a new subscriber).
-
-        It ends when the agent's output ends (at once if it already has). Close it (``with
-        agent.events() as events:``, or ``events.close()``) to unsubscribe: a subscriber
-        nobody reads keeps every event it is sent.
-        """
-        send, receive = trio.open_memory_channel[ev.Event](math.inf)
-        if self._closed.is_set():
-            send.close()  # nothing more will come
-        else:
-            self._subscribers.append(send)
-        return receive
-
-    async def _read_stdout(self) -> None:
-        lines = LineBuffer(self._max_line)
-        ended = False
-        try:
-            while True:
-                try:
-                    data = await self._receive.receive_some(_READ_BLOCK)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    data = b""
-                if not data:
-                    break
-                for line in lines.feed(bytes(data)):
-                    await self._incoming(line)
-            for line in lines.flush():
-                await self._incoming(line)
-            ended = True  # the output ended (not a cancellation of the reader)
-        finally:
-            self.connection.connection_lost()
-            if ended and self._process_watched and not self._exited.is_set():
-                # Output ends as the process exits: wait a moment to name its status.
-                with trio.CancelScope(shield=True) as scope:
-                    scope.deadline = trio.current_time() + 0.5
-                    await self._exited.wait()
-            status = self.exit_status
-            self.exit_error = AgentExited(
-                "the agent closed its output"
-                if status is None
-                else f"the agent exited with status {status}",
-                status,
-            )
-            self._closed.set()
-            for event in self._waiting.values():
-                event.set()
-            for event in self._changed.values():
-                event.set()
-            for channel in self._subscribers:
-                channel.close()
-            self._subscribers = []
-
-    async def _read_stderr(self) -> None:
-        assert self._stderr is not None
-        lines = LineBuffer(self._max_line)
-        while True:
-            try:
-                data = await self._stderr.receive_some(_READ_BLOCK)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                data = b""
-            items = lines.feed(bytes(data)) if data else lines.flush()
-            for line in items:
-                if isinstance(line, bytes):
-                    text = line.decode("utf-8", errors="replace")
-                else:  # too long to keep: a trace of it, so nothing vanishes unseen
-                    text = f"[a stderr line of {line.size} bytes, dropped: {head_text(line.head)}]"
-                self.stderr_lines.append(text)
-                if len(self.stderr_lines) > 2 * self.STDERR_LINES_KEPT:
-                    del self.stderr_lines[: -self.STDERR_LINES_KEPT]  # amortised O(1)
-                if self._recorder is not None:
-                    self._recorder.stderr(text)
-            if not data:
-                return
-
-    async def _incoming(self, line: bytes | LineTooLong) -> None:
-        conn = self.connection
-        events: list[ev.Event] = []
-        if isinstance(line, LineTooLong):
-            if self._recorder is not None:
-                self._recorder.too_long(line.head, line.size)  # a trace, not the bytes
-            conn._line_too_long(line, events)
-            self._dispatch(events)
-            return
-        if not line.strip():
-            return
-        if self._recorder is not None:
-            self._recorder.message("incoming", line)
-        if self._v1 is None and self._initialize_id is not None:
-            self._maybe_switch_to_v1(line)
-        if self._v1 is None:
-            events = conn.receive_line(line)
-        else:
-            try:
-                obj = _json(line)
-            except (ValueError, RecursionError):  # not JSON: the connection says so
-                events = conn.receive_line(line)
-            else:
-                events = self._receive_v1(obj, line)
-        self._kick.set()  # before the events wake anyone: what is owed goes out first
-        self._dispatch(events)
-
-    def _receive_v1(self, obj: Any, line: bytes) -> list[ev.Event]:
-        """A v1 agent's message (or batch), through the adapter into the connection.
-
-        A batch stays one: its translated messages (and entries that are no message, each
-        answered -32600) go to the connection as one batch, whose replies are one array
-        (JSON-RPC 6, spec 1.5), as a v2 agent's are.
-        """
-        conn = self.connection
-        adapter = self._v1
-        assert adapter is not None
-        if not isinstance(obj, list | dict):
-            return conn.receive_line(line)  # not a message: the connection answers -32600
-        out: list[Any] = []
-        for item in obj if isinstance(obj, list) else [obj]:
-            if isinstance(item, dict):
-                out.extend(adapter.feed("incoming", item))
-            else:
-                out.append(("incoming", item))  # an invalid entry, answered inside the array
-        batch = isinstance(obj, list) and (bool(out) or not obj)  # [] is an (empty) batch
-        if batch and all(direction == "incoming" for direction, _ in out):
-            return conn.receive_message([message for _, message in out], "incoming")
-        events: list[ev.Event] = []
-        for direction, message in out:
-            events.extend(conn.receive_message(message, direction))
-        return events
-
-    async def _writer(self) -> None:
-        """Write what reading owes the agent (answers, cancels), in order, off the reader."""
-        while True:
-            await self._kick.wait()
-            self._kick = trio.Event()
-            try:
-                await self._flush()
-            except AgentExited:
-                return  # the agent stopped reading; the reader reports how it ended
-
-    def _maybe_switch_to_v1(self, line: bytes) -> None:
-        try:
-            obj = _json(line)
-        except (ValueError, RecursionError):
-            return
-        if not isinstance(obj, dict) or obj.get("id") != self._initialize_id:
-            return
-        result = obj.get("result")
-        if isinstance(result, dict) and result.get("protocolVersion") == 1:
-            self._v1 = V1Adapter()
-            self.connection.record_sends = False
-            if self._initialize_params is not None:
-                request = {
-                    "jsonrpc": "2.0",
-                    "id": self._initialize_id,
-                    "method": "initialize",
-                    "params": self._initialize_params,
-                }
-                self._v1.feed("outgoing", request)
-        self._initialize_id = None
-
-    def _dispatch(self, events: list[ev.Event]) -> None:
-        for event in events:
-            kind = type(event)
-            if kind is ev.ResponseReceived:
-                rid = event.request_id  # type: ignore[attr-defined]
-                waiter = self._waiting.get(rid)
-                if waiter is not None:
-                    self._responses[rid] = event  # type: ignore[assignment]
-                    waiter.set()
-            elif kind is ev.InvalidMessageReceived:
-                self._malformed_response(event)  # type: ignore[arg-type]
-            elif kind is ev.StateChanged or kind is ev.PromptAccepted:
-                self._notify(event.session_id)  # type: ignore[attr-defined]
-            elif kind is ev.PermissionRequested:
-                self._permission(event)  # type: ignore[arg-type]
-            elif kind is ev.PermissionWithdrawn or kind is ev.PermissionAnswered:
-                self._close_decided()
-            elif kind is ev.AgentRequestReceived:
-                rid = event.request_id  # type: ignore[attr-defined]
-                if rid in self.connection.pending_agent_requests():
-                    self._owed.append(self.connection.answer_method_not_found(rid))
-            for channel in self._subscribers:
-                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                    channel.send_nowait(event)
-        self._subscribers = [c for c in self._subscribers if not _is_closed(c)]
-
-    def _malformed_response(self, event: ev.InvalidMessageReceived) -> None:
-        """Not a response (LOG-FORMATS 1.7), but meant for a call that waits: fail that call.
-
-        The connection leaves the request pending, as a replay of the recording does (both
-        ``result`` and ``error``, neither, or an id like ``2.0``); the caller must not hang.
-        """
-        raw = event.error.raw
-        if not isinstance(raw, dict) or "method" in raw:
-            return
-        rid = raw.get("id")
-        if type(rid) is float and rid.is_integer():
-            rid = int(rid)
-        if not isinstance(rid, int | str) or isinstance(rid, bool) or rid in self._responses:
-            return
-        waiter = self._waiting.get(rid)
-        if waiter is None:
-            return
-        error = s.Error(code=-32603, message=f"malformed response: {event.error}", data=raw)
-        self._responses[rid] = ev.ResponseReceived(
-            request_id=rid, method="", result=None, error=error, session_id=None
-        )
-        waiter.set()
-
-    def _notify(self, session_id: str) -> None:
-        event = self._changed.pop(session_id, None)
-        if event is not None:
-            event.set()
-
-    def _gone(self, when: str) -> AgentExited:
-        """The agent is gone: say how (exit status, when known) and what it interrupted."""
-        reason = str(self.exit_error) if self.exit_error is not None else "the agent is gone"
-        return AgentExited(f"{reason} {when}", self.exit_status)
-
-    async def _wait_change(self, session_id: str, when: str) -> None:
-        """Wait for the session's next state change (the caller checks its condition again).
-
-        Raises:
-            AgentExited: the agent is gone (checked before waiting: the last lines it sent
-                may have met the caller's condition).
-        """
-        if self._closed.is_set():
-            raise self._gone(when)
-        event = self._changed.get(session_id)
-        if event is None:
-            event = self._changed[session_id] = trio.Event()
-        await event.wait()
-
-    def _permission(self, event: ev.PermissionRequested) -> None:
-        session = self.connection.session(event.session_id)
-        perm = session.permissions.get(event.request_id)
-        if perm is None or perm.status != "pending" or self._nursery is None:
-            return
-        self._nursery.start_soon(self._decide_permission, perm)
-
-    async def _decide_permission(self, perm: PermissionState) -> None:
-        option: str | None = None
-        if perm.status != "pending":
-            return  # answered or withdrawn before this task started
-        if self._on_permission is not None:
-            with trio.CancelScope() as scope:
-                self._deciding[id(perm)] = (perm, scope)
-                try:
-                    option = await self._on_permission(perm)
-                finally:
-                    self._deciding.pop(id(perm), None)
-            if scope.cancelled_caught:
-                return  # the request was answered or withdrawn meanwhile
-        if (
-            perm.status != "pending"
-            or perm.request_id not in self.connection.pending_agent_requests()
-        ):
-            return
-        offered = [o.option_id for o in getattr(perm.request, "options", [])]
-        if option is not None and option not in offered:
-            # A bug of the handler's: fail loudly rather than leave the agent waiting.
-            raise LocalProtocolError(
-                f"on_permission returned {option!r} for permission request "
-                f"{perm.request_id!r}, which offered {offered!r}"
-            )
-        try:
-            self._owed.append(self.connection.answer_permission(perm.request_id, option))
-        except LocalProtocolError:
-            return  # the agent reused the id for another request: that one is decided on its own
-        with contextlib.suppress(AgentExited):  # it stopped reading: the reader says how it ended
-            await self._flush()
-
-    def _close_decided(self) -> None:
-        """Stop deciding permission requests that are no longer pending (answered, withdrawn)."""
-        for perm, scope in list(self._deciding.values()):
-            if perm.status != "pending":
-                scope.cancel()
-
-    # ------------------------------------------------------------------ writing
-
-    async def _send_locked(self, data: bytes) -> None:
-        """Record and write ``data`` (the caller holds the write lock)."""
-        if self._recorder is not None:
-            for line in data.splitlines():
-                if line:
-                    self._recorder.message("outgoing", line)
-        try:
-            await self._send.send_all(data)
-        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-            raise AgentExited(f"cannot write to the agent: {exc}") from exc
-
-    async def _transmit_locked(self, data: bytes, *, responses: bool) -> None:
-        """Write ``data`` (through the v1 adapter if in use); the caller holds the lock."""
-        adapter = self._v1
-        if adapter is None:
-            await self._send_locked(data)
-            return
-        for line in data.splitlines():
-            if not line:
-                continue
-            # The connection's own encoding (lone surrogates escaped: the lenient reader);
-            # a batch of answers stays one line.
-            message = _json(line)
-            items = [
-                _to_v1(item) if isinstance(item, dict) else item
-                for item in (message if isinstance(message, list) else [message])
-            ]
-            # Applied before the write, as a v2 message is built before it: a write that
-            # fails (the agent stopped reading) leaves the state the recording shows.
-            events: list[ev.Event] = []
-            for item in items:
-                if not isinstance(item, dict):
-                    continue
-                for direction, out in adapter.feed("outgoing", item):
-                    if responses and direction == "outgoing":
-                        continue
-                    events.extend(self.connection.receive_message(out, direction))  # type: ignore[arg-type]
-            try:
-                await self._send_locked(
-                    encode(items if isinstance(message, list) else items[0]) + b"\n"
-                )
-            finally:
-                self._dispatch(events)
-
-    async def _write_owed_locked(self) -> None:
-        """Write what is owed already (the caller holds the write lock, about to build)."""
-        while data := self._take_owed():
-            await self._transmit_locked(data, responses=True)
-
-    def _take_owed(self) -> bytes:
-        """What reading owes the agent, in order; forgotten here (the caller writes it)."""
-        data = b"".join(self._owed) + self.connection.data_to_send()
-        self._owed.clear()
-        return data
-
-    async def _flush(self) -> None:
-        """Write everything owed, in order.
-
-        The bytes are taken under the write lock, so a flush that finds nothing knows that
-        whatever was owed before it has been written.
-        """
-        while True:
-            sent = self.connection.take_sent_events()
-            if sent:
-                self._dispatch(sent)
-            async with self._write_lock:
-                data = self._take_owed()
-                if not data:
-                    return
-                await self._transmit_locked(data, responses=True)
-
-    async def _call(self, method: str, params: Any) -> Any:
-        _, result = await self._send_request(
-            method, lambda: self.connection.send_request(method, params)
-        )
-        return result
-
-    async def _send_request(
-        self, method: str, build: Callable[[], SentRequest]
-    ) -> tuple[SentRequest, Any]:
-        """Build a request with ``build``, write it and wait for its result.
-
-        The request is built under the write lock, right before it is written: a call
-        cancelled while it waits for the lock has sent nothing, and the connection's state
-        (a pending prompt, a session) and the recording agree. What was owed before goes
-        out first; what building it owes (a close's permission answers) follows it.
-        """
-        if self._closed.is_set():
-            raise self._gone(f"before {method} was sent")
-        waiter = trio.Event()
-        sent: SentRequest | None = None
-        written = False
-        try:
-            async with self._write_lock:
-                await self._write_owed_locked()
-                sent = build()
-                self._waiting[sent.request_id] = waiter
-                await self._transmit_locked(sent.data, responses=False)
-            written = True
-            await self._flush()
-            if self._closed.is_set():
-                waiter.set()
-            if self._timeout is None:
-                await waiter.wait()
-            else:
-                with trio.move_on_after(self._timeout) as scope:
-                    await waiter.wait()
-                if scope.cancelled_caught:
-                    raise RequestTimeout(f"no response to {method} within {self._timeout} s")
-        finally:
-            if sent is not None:
-                self._waiting.pop(sent.request_id, None)
-                if written and not waiter.is_set():
-                    self._withdraw(sent.request_id)  # never one the agent did not get
-        response = self._responses.pop(sent.request_id, None)
-        if response is None:
-            raise self._gone(f"before answering {method}")
-        if response.error is not None:
-            raise RequestFailed(method, response.error)
-        return sent, response.result
-
-    def _withdraw(self, rid: int | str) -> None:
-        """Nobody waits for ``rid`` any more (cancelled, timed out): ``$/cancel_request`` it.
-
-        The agent may still answer (a prompt it inserted anyway, say); the connection
-        reconciles whatever comes (section 10.5). Queued for the writer: no waiting here.
-        """
-        if self._closed.is_set():
-            return
-        try:
-            self._owed.append(self.connection.send_cancel_request(rid))
-        except LocalProtocolError:
-            return  # answered meanwhile
-        self._kick.set()
-
     # --------------------------------------------------------------- the API
 
     async def initialize(
@@ -781,15 +154,12 @@ class AgentConnection:
         """
 
         def build() -> SentRequest:
-            sent = self.connection.send_initialize(
+            return self.connection.send_initialize(
                 name=name,
                 version=version,
                 protocol_version=protocol_version,
                 capabilities=capabilities,
             )
-            self._initialize_id = sent.request_id
-            self._initialize_params = _PLAIN.decode(sent.data)["params"]
-            return sent
 
         _, result = await self._send_request("initialize", build)
         negotiated = self.connection.protocol_version
@@ -882,7 +252,7 @@ class AgentConnection:
         """``session/cancel`` (pending permission requests are answered ``cancelled``)."""
         async with self._write_lock:  # built right before it is written, as requests are
             await self._write_owed_locked()
-            await self._transmit_locked(self.connection.send_cancel(session_id), responses=False)
+            await self._send_locked(self.connection.send_cancel(session_id))
         await self._flush()
 
     async def close_session(self, session_id: str) -> None:
@@ -890,71 +260,21 @@ class AgentConnection:
         await self._call("session/close", s.CloseSessionRequest(session_id=session_id))
 
     async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> Any:
-        """``session/set_config_option``."""
-        params = s.SetSessionConfigOptionRequest(
-            session_id=session_id,
-            config_id=config_id,
-            type="boolean" if isinstance(value, bool) else "id",
-            value=value,
+        """``session/set_config_option``.
+
+        Raises:
+            LocalProtocolError: the session lists config options and ``value`` is not one
+                of this option's values, or the option is not listed (C21; nothing is sent).
+        """
+        _, result = await self._send_request(
+            "session/set_config_option",
+            lambda: self.connection.send_set_config_option(session_id, config_id, value),
         )
-        return await self._call("session/set_config_option", params)
+        return result
 
     async def request(self, method: str, params: Any = None) -> Any:
         """Send any request (an extension method, say) and return its raw result."""
         return await self._call(method, params if params is not None else msgspec.UNSET)
-
-    async def aclose(self) -> None:
-        """Close the agent's stdin (the agent should exit).
-
-        What reading still owes the agent (answers to its last requests) is written first,
-        for at most a second (an agent that no longer reads cannot hold the close up).
-        """
-        try:
-            # Shielded: a cancelled caller still writes what is owed (bounded), then closes.
-            deadline = trio.current_time() + 1.0
-            with trio.CancelScope(deadline=deadline, shield=True), contextlib.suppress(AgentExited):
-                await self._flush()  # under the write lock: a write in progress ends first
-        finally:
-            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                await self._send.aclose()
-
-
-def _is_closed(channel: trio.MemorySendChannel[ev.Event]) -> bool:
-    return bool(channel.statistics().open_receive_channels == 0)
-
-
-@asynccontextmanager
-async def _unwrapped() -> AsyncIterator[None]:
-    """Re-raise a lone exception out of nurseries' groups (what the caller raised).
-
-    Groups nest when nurseries do (a caller's own nursery inside ``open_agent``'s).
-    """
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        lone: BaseException = group
-        while isinstance(lone, BaseExceptionGroup) and len(lone.exceptions) == 1:
-            lone = lone.exceptions[0]
-        if lone is group:
-            raise
-        raise lone from None
-
-
-async def _watch_exit(process: trio.Process, agent: AgentConnection, grace: float = 1.0) -> None:
-    """When the agent process exits, end its streams after ``grace`` seconds.
-
-    A child the agent started may still hold its stdout (or stderr) open; without this the
-    connection would wait for output that never comes instead of reporting the exit.
-    """
-    await process.wait()
-    agent.exit_status = process.returncode
-    agent._exited.set()
-    with trio.move_on_after(grace):
-        await agent._closed.wait()
-    if not agent.closed:
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                await stream.aclose()
 
 
 @asynccontextmanager
@@ -999,7 +319,7 @@ async def open_agent(
     try:
         recorder = Recorder(record) if record is not None else None
     except BaseException:
-        _kill(process, group)
+        kill(process, group)
         with trio.CancelScope(shield=True):
             await process.wait()
         raise
@@ -1015,9 +335,9 @@ async def open_agent(
     )
     agent._process_watched = True  # _watch_exit reports the exit status
     try:
-        async with _unwrapped(), trio.open_nursery() as nursery:
+        async with unwrapped(), trio.open_nursery() as nursery:
             await nursery.start(agent.run)
-            nursery.start_soon(_watch_exit, process, agent)
+            nursery.start_soon(watch_exit, process, agent)
             try:
                 yield agent
             finally:
@@ -1025,49 +345,17 @@ async def open_agent(
                 with trio.move_on_after(exit_timeout):
                     await process.wait()
                 if process.returncode is None:
-                    _kill(process, group)
+                    kill(process, group)
                     await process.wait()
                 nursery.cancel_scope.cancel()
     finally:
         with trio.CancelScope(shield=True):
             if process.returncode is None:
-                _kill(process, group)
+                kill(process, group)
                 # Reaped even when leaving by cancellation (a killed process exits at once).
                 with trio.move_on_after(exit_timeout):
                     await process.wait()
             if group:
-                await _stop_group(process.pid)
+                await stop_group(process.pid)
         if recorder is not None:
             recorder.close()
-
-
-async def _stop_group(pgid: int, grace: float = 1.0) -> None:
-    """Stop what is left of the agent's own process group: SIGTERM, SIGKILL after ``grace``.
-
-    The group outlives the agent while a child it started runs (an MCP server, a test run);
-    started in a session of its own, nothing else would ever stop it.
-    """
-    if not _signal_group(pgid, signal.SIGTERM):
-        return
-    with trio.move_on_after(grace):
-        while _signal_group(pgid, 0):
-            await trio.sleep(0.05)
-        return
-    _signal_group(pgid, signal.SIGKILL)
-
-
-def _signal_group(pgid: int, signum: int) -> bool:
-    """Send ``signum`` to a process group; whether it still had a member."""
-    try:
-        os.killpg(pgid, signum)
-    except (ProcessLookupError, PermissionError):  # none left, or none of ours
-        return False
-    return True
-
-
-def _kill(process: trio.Process, group: bool) -> None:
-    """Kill the agent and, when it leads its own process group, its children with it."""
-    if group:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-    process.kill()

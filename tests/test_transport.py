@@ -17,6 +17,7 @@ import trio.testing
 
 from acp_client import LocalProtocolError, replay_log
 from acp_client._recorder import Recorder
+from acp_client.cli._ask import ask_on_terminal
 from acp_client.testing import FakeAgent, ScriptedAgent
 from acp_client.transport import (
     AgentConnection,
@@ -25,7 +26,6 @@ from acp_client.transport import (
     RequestFailed,
     RequestTimeout,
     allow_once,
-    ask_on_terminal,
     open_agent,
     reject,
 )
@@ -366,8 +366,7 @@ def test_cancelled_caller_keeps_the_connection_consistent() -> None:
             await client.prompt(sid, "go")
         # the agent answers late: the connection still reconciles it
         late = FakeAgent(sid).prompt_response(held[0]["id"], "u").user_message("u", "go")
-        for line in late.to_bytes().splitlines():
-            await client._incoming(line)
+        client._incoming(late.to_bytes())  # as read from the agent's stdout
         return client.connection.snapshot()
 
     snap, _ = drive(agent, body, mock_clock=True)
@@ -416,6 +415,41 @@ def test_rejected_prompt_raises_request_failed() -> None:
     snap, _ = drive(ScriptedAgent({"session/prompt": prompt}), body)
     assert snap["sessions"][0]["prompts"][0]["status"] == "rejected"
     assert snap["sessions"][0]["timeline"] == []
+
+
+def test_set_config_option_checks_the_listed_values_before_sending_c21() -> None:
+    options = [
+        {
+            "configId": "model",
+            "name": "Model",
+            "type": "select",
+            "currentValue": "fast",
+            "options": [{"value": "fast", "name": "Fast"}, {"value": "slow", "name": "Slow"}],
+        }
+    ]
+
+    def new_session(message: dict[str, Any], out: FakeAgent) -> None:
+        out.result(message["id"], {"sessionId": "sess_1", "configOptions": options})
+
+    def set_option(message: dict[str, Any], out: FakeAgent) -> None:
+        current = [{**options[0], "currentValue": message["params"]["value"]}]
+        out.result(message["id"], {"configOptions": current})
+
+    agent = ScriptedAgent({"session/new": new_session, "session/set_config_option": set_option})
+
+    async def body(client: AgentConnection) -> Any:
+        sid = await setup(client)
+        with pytest.raises(LocalProtocolError, match="C21"):
+            await client.set_config_option(sid, "model", "huge")  # not a listed value
+        with pytest.raises(LocalProtocolError, match="C21"):
+            await client.set_config_option(sid, "effort", "high")  # not a listed option
+        await client.set_config_option(sid, "model", "slow")
+        return client.connection.snapshot()
+
+    snap, _ = drive(agent, body)
+    sent = [m for m in agent.received if m.get("method") == "session/set_config_option"]
+    assert [m["params"]["value"] for m in sent] == ["slow"]  # nothing else was sent
+    assert snap["sessions"][0]["configOptions"][0]["currentValue"] == "slow"
 
 
 @pytest.mark.parametrize(
@@ -715,7 +749,7 @@ def test_a_permission_question_keeps_every_agent_field_on_its_own_line() -> None
     # An option name with a newline must not draw an option of its own (README: agent text
     # never reaches the terminal raw); the description and a command subject are shown.
     from acp_client import schema as s
-    from acp_client.transport import _question
+    from acp_client.cli._ask import _question
 
     request = s.RequestPermissionRequest(
         session_id="s",
@@ -1193,3 +1227,16 @@ def test_an_initialize_result_without_a_valid_version_is_named_in_the_error() ->
         assert "protocolVersion" in str(info.value)  # the field, not "version None"
 
     drive(ScriptedAgent({"initialize": init}), body)
+
+
+def test_the_transport_does_not_import_the_cli() -> None:
+    """The terminal permission question is the CLI's (cli/_ask.py): the pump needs none of it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, acp_client.transport;"
+        "print([m for m in sys.modules if m.startswith('acp_client.cli')])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

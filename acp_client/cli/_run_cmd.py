@@ -93,7 +93,7 @@ async def _signals() -> AsyncIterator[_Stop]:
     """
     import trio
 
-    from acp_client.transport import _unwrapped
+    from acp_client._process import unwrapped as _unwrapped
 
     stop = _Stop()
     # A signal ignored when the run started stays ignored (``nohup acp-client run ...``).
@@ -199,17 +199,17 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     import trio
     from rich.console import Console
 
+    from acp_client._process import unwrapped as _unwrapped
     from acp_client.transport import (
         AgentError,
         RecordingError,
         RequestFailed,
-        _unwrapped,
         allow_once,
-        ask_on_terminal,
         open_agent,
         reject,
     )
 
+    from ._ask import ask_on_terminal
     from ._live import LiveView
     from ._render import render_snapshot, snapshot_renderable
     from ._sanitize import sanitize_json, sanitize_line
@@ -220,8 +220,8 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     agent_ref: list[Any] = []
 
     def truncated() -> Any:
-        adapter = agent_ref[0]._v1  # a v1 agent's client terminals may be cut at their limit
-        return adapter.truncated_terminals if adapter is not None else ()
+        # a v1 agent's client terminals may be cut at their limit (the protocol switch knows)
+        return agent_ref[0].connection._switch.truncated_terminals
 
     def view() -> Any:
         snapshot = agent_ref[0].connection.snapshot()

@@ -15,9 +15,9 @@ from typing import Any
 
 import msgspec
 
+from .._codec import loads
 from .._connection import Connection
 from .._events import Event
-from .._lenient_json import loads
 from ._fake_agent import FakeAgent
 
 __all__ = ["Handler", "Loopback", "ScriptedAgent"]

@@ -2,7 +2,7 @@
 # content), 6.0 (`_meta` replacement patches), 6.1 (config options), 6.2 (the synthetic mode
 # option), 6.3 (tool calls), 6.4 (commands, plans), 7 (permission requests) and the capability
 # row of 3.1. Everything here is a pure function of its arguments; the stateful parts live in
-# `_v1.py`.
+# `adapter.py`.
 """Pure v1 -> v2 value translations used by the v1 adapter."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-from ._v1_gitpatch import Operation, git_patch
+from .gitpatch import Operation, git_patch
 
 __all__ = [
     "MISSING",
