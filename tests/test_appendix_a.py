@@ -39,7 +39,8 @@ from helpers import (
     update,
 )
 
-from acp_client import Connection, Session, StateChanged, UpdateRejected
+from acp_client import Connection, Session
+from acp_client.events import StateChanged, UpdateRejected
 
 
 def _out(snapshot_terminal: dict[str, object]) -> bytes:

@@ -45,11 +45,10 @@ from helpers import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_client import (
+from acp_client import Connection, LocalProtocolError, replay_log
+from acp_client.events import (
     AgentRequestReceived,
-    Connection,
     InvalidMessageReceived,
-    LocalProtocolError,
     PermissionRequested,
     PermissionWithdrawn,
     PromptAccepted,
@@ -61,7 +60,6 @@ from acp_client import (
     SessionClosed,
     SessionCreated,
     UnmatchedResponseReceived,
-    replay_log,
 )
 from acp_client.schema import (
     ClientCapabilities,
@@ -2456,7 +2454,8 @@ def test_r49_a_prompt_answered_after_its_turn_ended_gets_that_turn() -> None:
 
 
 def test_events_of_sends_are_kept_for_the_caller() -> None:
-    from acp_client import CancelRequested, Connection, PromptSent
+    from acp_client import Connection
+    from acp_client.events import CancelRequested, PromptSent
 
     conn = Connection()
     rid, _ = conn.send_initialize()

@@ -34,13 +34,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from acp_client import (
-    Connection,
-    NoticeReceived,
-    Session,
-    UnknownUpdateReceived,
-    load_session,
-)
+from acp_client import Connection, Session, load_session
+from acp_client.events import NoticeReceived, UnknownUpdateReceived
 
 # ACP_PROPERTY_SCALE=20 multiplies every example budget (a longer local bug hunt)
 SCALE = int(os.environ.get("ACP_PROPERTY_SCALE", "1"))
@@ -1227,7 +1222,8 @@ def test_a_loaded_snapshot_keeps_the_truncation_count() -> None:
 def test_a_loaded_snapshot_still_waits_for_an_accepted_prompts_echo() -> None:
     # 10.4 response first: the first update for the id links the submission (placed),
     # also when the state was saved and loaded in between.
-    from acp_client import Connection, Decoder, PromptEchoed, load_session
+    from acp_client import Connection, Decoder, load_session
+    from acp_client.events import PromptEchoed
 
     conn = Connection(live=False)
     request = {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}

@@ -7,7 +7,8 @@ import json
 
 from helpers import SID, b64, line, ready, response, term, term_chunk, update
 
-from acp_client import Connection, ResponseReceived
+from acp_client import Connection
+from acp_client.events import ResponseReceived
 
 
 def _terminal_output(conn: Connection, terminal_id: str) -> bytes:

@@ -36,12 +36,11 @@ from helpers import (
     update,
 )
 
-from acp_client import (
+from acp_client import Connection, Session, load_session
+from acp_client.events import (
     CompactionChunkAppended,
-    Connection,
     MessageChunkAppended,
     MessageUpserted,
-    Session,
     StateChanged,
     TerminalOutputAppended,
     TerminalUpserted,
@@ -49,7 +48,6 @@ from acp_client import (
     ToolCallUpserted,
     UnknownUpdateReceived,
     UpdateRejected,
-    load_session,
 )
 
 NEW = {"cwd": "/work", "mcpServers": []}

@@ -19,8 +19,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from acp_client import Connection, PermissionRequested, UpdateRejected
+from acp_client import Connection
 from acp_client._v1.switch import TRANSITIONS, Mode, ProtocolSwitch, Signal, to_v1_wire
+from acp_client.events import PermissionRequested, UpdateRejected
 from acp_client.v1 import V1Adapter
 
 V1_AGENT = Path(__file__).parent / "peers" / "v1_agent.py"

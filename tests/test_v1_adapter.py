@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_client import AdapterOrigin, Connection, Replayer, encode, replay_log
+from acp_client import Connection, Replayer, encode, replay_log
 from acp_client._v1.gitpatch import git_patch
-from acp_client.v1 import V1Adapter, detect_v1
+from acp_client.v1 import AdapterOrigin, V1Adapter, detect_v1
 
 Msg = dict[str, Any]
 Out = list[tuple[str, Msg]]

@@ -10,10 +10,8 @@ from typing import Any, assert_type
 
 from acp_client import (
     Connection,
-    Event,
     FailedRequest,
     ListView,
-    MessageChunkAppended,
     PermissionState,
     Role,
     Session,
@@ -21,6 +19,7 @@ from acp_client import (
     replay_log,
 )
 from acp_client import schema as s
+from acp_client.events import Event, MessageChunkAppended
 from acp_client.transport import AgentConnection, PromptHandle
 
 
