@@ -402,7 +402,12 @@ class Connection:
         """``session/cancel``; also answers the session's pending permission requests.
 
         Returns every byte to write: the notification and the ``cancelled`` answers.
+
+        Raises:
+            LocalProtocolError: live, a child session whose association does not allow
+                cancel (ACP-V2-PREVIEW P10).
         """
+        self._preflight.session_cancel(session_id)
         data = self.send_notification(
             "session/cancel", s.CancelSessionNotification(session_id=session_id)
         )

@@ -31,6 +31,7 @@ from ._errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from ._prompts import PermissionState, PromptState
 from ._rpc import RequestId, Rpc
 from ._session import Session
+from ._tree import Forest
 
 __all__ = [
     "Context",
@@ -133,13 +134,18 @@ class Offer:
 class Registry:
     """Every session of the connection, by id, in first-seen order."""
 
-    __slots__ = ("by_id", "notes", "offer", "terminal_limit")
+    __slots__ = ("by_id", "forest", "notes", "offer", "terminal_limit")
 
     def __init__(self, notes: Notes, offer: Offer, terminal_limit: int | None) -> None:
         self.by_id: dict[str, Session] = {}
         self.notes = notes
         self.offer = offer
         self.terminal_limit = terminal_limit
+        self.forest = Forest(self.by_id, self.session, self._tree_note)
+        """The session tree and the replays in flight (ACP-V2-PREVIEW 3.1, 3.3)."""
+
+    def _tree_note(self, code: str, message: str, session_id: str) -> None:
+        self.notes.note(code, message, session_id=session_id)
 
     def session(self, session_id: str, events: list[ev.Event] | None = None) -> Session:
         """The session with that id, created (``SessionCreated`` unannounced) if new."""
@@ -151,6 +157,7 @@ class Registry:
                 diagnostics=self.notes.diagnostics,
             )
             session.protocol_version = self.offer.protocol_version  # the connection's, if known
+            session.tree.hook = self.forest.update
             self.by_id[session_id] = session
             if events is not None:
                 events.append(ev.SessionCreated(session_id=session_id, announced=False))

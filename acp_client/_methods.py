@@ -29,6 +29,7 @@ from ._errors import RESOURCE_NOT_FOUND, RemoteProtocolError
 from ._prompts import PromptState
 from ._rpc import Pending, RequestId
 from ._session import Session
+from ._tree import plain_update
 
 __all__ = [
     "REQUEST_EFFECTS",
@@ -214,8 +215,8 @@ def _on_resume(
 ) -> None:
     sid = session.session_id
     # (a session/close sent meanwhile changed the lifecycle, not the replay under way)
-    replay = session.replaying
-    if not _replays(pending.params):
+    replays = _replays(pending.params)
+    if not replays:
         session.end_resume()
     if error is None:
         if session.state_updates == pending.state_mark:
@@ -229,9 +230,8 @@ def _on_resume(
         if isinstance(result, s.ResumeSessionResponse):
             _setup_lists(ctx, session, pending, result)
         events.append(ev.SessionAnnounced(session_id=sid))
-    if replay:
-        unretained = session.end_replay(error is None)
-        events.append(ev.ReplayFinished(session_id=sid, ok=error is None, unretained=unretained))
+    if replays:  # P18-P21: the replays of this request end (those without their marker)
+        ctx.sessions.forest.finish(pending.request_id, error is None, events)
     reopening = session.take_reopening()
     # 10.5 / 12.3 step 5: -32002 says the session is gone; a closed session whose resume
     # failed stays closed (it was closed when the resume was sent: nothing new).
@@ -349,21 +349,19 @@ def _initialize_sent(ctx: Context, params: Any, events: Events) -> None:
         # and so are the resumes it left unanswered.
         ctx.rpc.forget_requests()
         offer.requests_sent = False
+        # a replay the old connection left unanswered ends here, truncated (P21, P22;
+        # R45: what it did not report again is kept, as unretained)
+        ctx.sessions.forest.finish_all(events, "got no answer (its connection ended)")
         for session in ctx.sessions.by_id.values():
             session.end_resume(all_of_them=True)
-            if session.replaying:
-                # a replay the old connection left unanswered ends here, unconfirmed
-                # (R45: what it did not report again is kept, as unretained)
-                unretained = session.end_replay(False, why="got no answer (its connection ended)")
-                events.append(
-                    ev.ReplayFinished(
-                        session_id=session.session_id, ok=False, unretained=unretained
-                    )
-                )
             if session.reopening:  # its resume died with the connection: still closed
                 session.set_closed()
     offer.initialize_sent = True
-    elicitation = field(field(params, "capabilities"), "elicitation")
+    caps = field(params, "capabilities")
+    if isinstance(plain_update(caps) if caps is not UNSET else None, dict):
+        # capabilities.session: the v2 Preview's client group (ACP-V2-PREVIEW 2.11)
+        ctx.sessions.forest.preview = plain_update(caps).get("session") is not None
+    elicitation = field(caps, "elicitation")
     offer.elicitation = elicitation is not UNSET and elicitation is not None
 
 
@@ -411,10 +409,9 @@ def _resume_sent(
 ) -> None:
     if session.closed:
         session.reopen()
-    if _replays(params):
-        session.begin_replay()
-        events.append(ev.ReplayStarted(session_id=session.session_id))
-    else:
+    replays = _replays(params)
+    ctx.sessions.forest.sent(session, rid, replays, events)
+    if not replays:
         session.begin_resume()
 
 

@@ -16,6 +16,10 @@ A session is made of parts with one owner each:
 * ``_updates.EntityUpdates``: what each entity update does (4 messages, 7 tool calls,
   8 terminals, 9 plans and compactions, 5 notices), chunks through one path.
 * ``_foreground.Foreground``: the ``state_update`` machine, a ``(phase, input)`` table (6).
+* ``_session_view.StoresView``: the read access to those stores (a base class).
+* ``_tree.Node`` (``Session.tree``): its place in the session tree and its replay phase
+  (ACP-V2-PREVIEW 3.1, 3.3); ``subagent_update`` and ``replay_complete`` go to the
+  connection's ``_tree.Forest``, which owns them.
 * this module: the handler table, the session-level lists (commands, config options,
   session info, usage), and the tracking of prompts and permission requests (10, 11)
   whose states are the tables of ``_prompts``.
@@ -26,26 +30,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from functools import partial
 from itertools import groupby
-from types import MappingProxyType
 from typing import Any, Literal
 
 from . import _events as ev
 from . import _schema as s
 from ._diagnostics import Diagnostic
 from ._entities import (
-    CompactionState,
     ListView,
-    MessageState,
-    PlanState,
     Role,
-    TerminalState,
-    TimelineEntry,
-    ToolCallState,
 )
 from ._foreground import Foreground
 from ._prompts import PermissionState, PromptState, PromptTracker
+from ._session_view import StoresView
 from ._snapshot_write import session_snapshot
 from ._timeline import Timeline
+from ._tree import Node, plain_update
 from ._updates import (
     EntityUpdates,
     commands_update,
@@ -57,6 +56,8 @@ from ._updates import (
 
 __all__ = ["Session", "Lifecycle", "runs_of"]
 
+_TREE_TAGS = frozenset({"subagent_update", "replay_complete"})
+
 Lifecycle = Literal["open", "replaying", "closing", "closed"]
 _AGENT_CHUNK = s.AgentMessageChunk
 _THOUGHT_CHUNK = s.AgentThoughtChunk
@@ -64,7 +65,7 @@ _TERMINAL_CHUNK = s.TerminalOutputChunk
 _RUN_ROLES: dict[type[Any], Role] = {_AGENT_CHUNK: "agent", _THOUGHT_CHUNK: "thought"}
 
 
-class Session:
+class Session(StoresView):
     """Conversation state of one ACP session, and the reducer that keeps it.
 
     Args:
@@ -113,6 +114,7 @@ class Session:
         "session_info",
         "side_events",
         "terminal_limit",
+        "tree",
         "usage",
     )
 
@@ -148,6 +150,8 @@ class Session:
         """Events an update causes besides its own (a terminal its reference created, a
         prompt it echoed), in order; a :class:`Connection` returns them right after that
         update's event and clears the list. Bounded by the entities, not the updates."""
+        self.tree = Node()
+        """Its place in the session tree and its replay phase (P1-P25; ``_tree.Node``)."""
         tl = self._tl = Timeline(terminal_limit)
         fg = self._fg = Foreground(session_id, tl, self._note)
         tracker = self._tracker = PromptTracker(
@@ -183,82 +187,10 @@ class Session:
             s.Notice: up.notice,
             s.CompactionUpdate: up.compaction,
             s.CompactionSummaryChunk: up.compaction_chunk,
+            dict: self._raw,  # a variant the schema does not decode (or a tree update)
         }
 
     # ----------------------------------------------------------------- read access
-
-    @property
-    def ordinal(self) -> int:
-        """How many updates have been applied."""
-        return self._tl.ordinal
-
-    @property
-    def timeline(self) -> ListView[TimelineEntry]:
-        """Messages, tool calls and compactions in first-seen order."""
-        return ListView(self._tl.entries)
-
-    def message(self, role: Role, message_id: str) -> MessageState | None:
-        """The message with that role and id, if any."""
-        return self._tl.messages[role].get(message_id)
-
-    def messages(self, role: Role) -> Mapping[str, MessageState]:
-        """All messages of one role by id."""
-        return MappingProxyType(self._tl.messages[role])
-
-    @property
-    def tool_calls(self) -> Mapping[str, ToolCallState]:
-        """Tool calls by id, in first-seen order."""
-        return MappingProxyType(self._tl.tool_calls)
-
-    @property
-    def terminals(self) -> Mapping[str, TerminalState]:
-        """Terminals by id, in first-seen order."""
-        return MappingProxyType(self._tl.terminals)
-
-    @property
-    def plans(self) -> Mapping[str, PlanState]:
-        """Plans by id, in first-seen order."""
-        return MappingProxyType(self._tl.plans)
-
-    @property
-    def compactions(self) -> Mapping[str, CompactionState]:
-        """Compactions by id."""
-        return MappingProxyType(self._tl.compactions)
-
-    @property
-    def notices(self) -> ListView[s.Notice]:
-        """Every notice received, in order (live information, not history)."""
-        return ListView(self._tl.notices)
-
-    @property
-    def notice_ordinals(self) -> ListView[int]:
-        """The ordinal each of :attr:`notices` arrived at (2.2), to anchor it in a UI."""
-        return ListView(self._tl.notice_ordinals)
-
-    @property
-    def unknown_updates(self) -> ListView[dict[str, Any]]:
-        """Updates of unknown kinds, verbatim, in arrival order."""
-        return ListView(self._tl.unknown)
-
-    @property
-    def unknown_update_ordinals(self) -> ListView[int]:
-        """The ordinal each of :attr:`unknown_updates` arrived at (2.2, 13.1)."""
-        return ListView(self._tl.unknown_ordinals)
-
-    @property
-    def unretained(self) -> ListView[TimelineEntry]:
-        """Timeline entries that a history replay did not report again."""
-        return ListView(self._tl.unretained)
-
-    @property
-    def unretained_terminals(self) -> dict[str, TerminalState]:
-        """Terminals a history replay did not report again (not in the snapshot)."""
-        return self._tl.unretained_terminals
-
-    @property
-    def unretained_plans(self) -> dict[str, PlanState]:
-        """Plans a history replay did not report again (not in the snapshot)."""
-        return self._tl.unretained_plans
 
     @property
     def state(self) -> s.StateUpdate | None:
@@ -387,6 +319,21 @@ class Session:
             )
         )
 
+    def _raw(self, update: dict[str, Any]) -> ev.Event:
+        tag = update.get("sessionUpdate")
+        if tag in _TREE_TAGS and self.tree.hook is not None:
+            return self._tree_update(update)
+        return self._updates.unknown(update)
+
+    def _tree_update(self, update: Any) -> ev.Event:
+        """``subagent_update`` / ``replay_complete``: the connection's tree applies them."""
+        plain = plain_update(update)
+        if self.tree.hook is None:  # a session on its own has no tree: kept verbatim
+            return self._updates.unknown(plain)
+        tag = plain["sessionUpdate"]
+        self.tree.hook(self, tag, plain)
+        return ev.TreeUpdateApplied(session_id=self.session_id, update=plain)
+
     def _state_update(self, u: s.StateUpdate) -> ev.Event:
         return self._fg.apply(u, self.created_by_new, self.replaying)
 
@@ -483,20 +430,27 @@ class Session:
         fg = self._fg
         fg.resuming = 0 if all_of_them else max(fg.resuming - 1, 0)
 
-    def begin_replay(self) -> None:
-        """Start a history replay (section 12.3): entities move to a previous generation."""
+    def begin_replay(self, *, keep_after: int | None = None) -> None:
+        """Start a history replay (section 12.3): entities move to a previous generation.
+
+        ``keep_after``: entries first seen after this ordinal stay current (P16).
+        """
         self.lifecycle = "replaying"
         self.announced = True
         self._tracker.begin_replay()
-        self._tl.begin_replay()
+        self._tl.begin_replay(keep_after)
         self._fg.turn_start = 0
 
-    def end_replay(self, ok: bool, *, why: str = "failed") -> int:
+    def end_replay(self, ok: bool, *, why: str = "failed", window: bool = False) -> int:
         """Finish a replay; return how many timeline entries were not reported again.
 
         ``ok`` is false when the resume did not succeed: ``why`` says how, for the
         ``resume-failed`` diagnostic (its error answer, or the connection ending first).
+        ``window``: the marker ended it before the response, which stays a resume
+        snapshot's until then (P19: :meth:`end_resume` closes it).
         """
+        if window:
+            self._fg.resuming += 1
         kept, lost_users = self._tl.end_replay()
         self._tracker.end_replay(self._tl.user, lost_users, ok)
         self._fg.settle_turn_start()

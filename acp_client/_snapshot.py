@@ -21,6 +21,7 @@ from ._errors import RemoteProtocolError
 from ._prompts import PermissionState, PromptState
 from ._session import Session
 from ._snapshot_write import FORMAT, entry_snapshot, session_snapshot
+from ._tree import load_tree
 
 __all__ = ["FORMAT", "entry_snapshot", "load_session", "session_snapshot"]
 
@@ -85,6 +86,8 @@ def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) ->
         data["sessionId"], announced=bool(data.get("announced")), terminal_limit=terminal_limit
     )
     session.protocol_version = data.get("protocolVersion")
+    where[0] = "parentSessionId"
+    load_tree(session.tree, data)
     tl, fg = session.parts()
     where[0] = "terminals"
     for i, item in enumerate(data.get("terminals", [])):

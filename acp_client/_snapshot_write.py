@@ -26,6 +26,7 @@ from ._entities import (
     stored_blocks,
 )
 from ._prompts import PermissionState, PromptState
+from ._tree import Node
 from ._updates import SNAPSHOT_KEYS
 
 __all__ = ["FORMAT", "Readable", "entry_snapshot", "session_snapshot"]
@@ -46,6 +47,7 @@ class Readable(Protocol):
     session_info: dict[str, Any] | None
     usage: dict[str, Any] | None
     prompts: list[PromptState]
+    tree: Node
 
     @property
     def state(self) -> s.StateUpdate | None: ...
@@ -276,4 +278,16 @@ def session_snapshot(session: Readable) -> dict[str, Any]:
     out["permissionRequests"] = [_permission_snapshot(p) for p in session.permission_requests]
     out["unknownUpdates"] = list(session.unknown_updates)
     out["unretained"] = [entry_snapshot(entry) for entry in session.unretained]
+    _tree_keys(session.tree, out)
     return out
+
+
+def _tree_keys(node: Node, out: dict[str, Any]) -> None:
+    """ACP-V2-PREVIEW section 4: the tree and replay keys, each absent when unused (X0)."""
+    if node.parent_id is not None:
+        out["parentSessionId"] = node.parent_id
+        out["subagent"] = _plain(node.subagent or {})
+    if node.children:
+        out["children"] = list(node.children)
+    if node.replay is not None and node.replay.shown:
+        out["replay"] = node.replay.snapshot()

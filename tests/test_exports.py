@@ -51,7 +51,8 @@ PINNED = {
         "ReplayFinished", "ReplayStarted", "ResponseReceived", "SessionAnnounced",
         "SessionClosed", "SessionCreated", "SessionInfoUpdated", "StateChanged",
         "TerminalOutputAppended", "TerminalUpserted", "ToolCallChunkAppended", "ToolCallUpserted",
-        "UnknownUpdateReceived", "UnmatchedResponseReceived", "UpdateRejected", "UsageUpdated",
+        "TreeUpdateApplied", "UnknownUpdateReceived", "UnmatchedResponseReceived",
+        "UpdateRejected", "UsageUpdated",
     },
     "acp_client.transport": {
         "AgentConnection", "AgentError", "AgentExited", "PermissionHandler", "PromptHandle",

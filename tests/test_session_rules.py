@@ -224,7 +224,7 @@ def test_r37_draft_variants_without_opt_in_are_unknown() -> None:
     log = Log()
     drafts = [
         {"sessionUpdate": "plan_removed", "planId": "p1"},
-        {"sessionUpdate": "subagent_update", "sessionId": "child"},
+        # subagent_update is baseline in the v2 Preview (P0): tests/test_preview_tree.py
         {"sessionUpdate": "session_message", "messageId": "sm1", "content": [text("x")]},
         {"sessionUpdate": "session_message_chunk", "messageId": "sm1", "content": text("x")},
     ]
