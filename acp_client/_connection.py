@@ -507,7 +507,11 @@ class Connection:
         return self._switch.owed(data) if self._switch.routing else data
 
     def connection_lost(self) -> None:
-        """The agent went away: prompts still pending stay pending (never retried)."""
+        """The agent went away: pending prompts stay pending (never retried).
+
+        Replays without their marker are truncated (ACP-V2-PREVIEW P21).
+        """
+        self._registry.forest.finish_all(self._sent_events, "got no answer (connection lost)")
         for prompt in self._ctx.prompts.values():
             if prompt.status == "pending":
                 self._ctx.notes.note(
