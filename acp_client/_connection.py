@@ -84,6 +84,9 @@ class Connection:
             ``session/request_permission`` always waits for the embedder, and so does
             ``elicitation/create`` when ``initialize`` advertised elicitation (else it is
             answered -32601 too).
+        unstable: unstable (draft) features every session applies: ``"prompt_suggestions"``,
+            ``"cursors"``, ``"unknown_state"`` (ACP v2 Preview P0); without one its updates
+            are unknown variants, kept raw. The Preview's stable additions need no opt-in.
 
     Example:
         >>> from acp_client import Connection
@@ -130,6 +133,7 @@ class Connection:
         terminal_limit: int | None = None,
         max_line: int = DEFAULT_MAX_LINE,
         extension_methods: Collection[str] = (),
+        unstable: Collection[str] = (),
     ) -> None:
         self.live = live
         # The parts, each with one job; live and passive differ in the mode and preflight.
@@ -137,6 +141,7 @@ class Connection:
             Live if live else Passive,
             terminal_limit=terminal_limit,
             extension_methods=extension_methods,
+            unstable=unstable,
         )
         self._ctx: Context = ctx
         self._offer = ctx.offer

@@ -133,13 +133,20 @@ class Offer:
 class Registry:
     """Every session of the connection, by id, in first-seen order."""
 
-    __slots__ = ("by_id", "notes", "offer", "terminal_limit")
+    __slots__ = ("by_id", "notes", "offer", "terminal_limit", "unstable")
 
-    def __init__(self, notes: Notes, offer: Offer, terminal_limit: int | None) -> None:
+    def __init__(
+        self,
+        notes: Notes,
+        offer: Offer,
+        terminal_limit: int | None,
+        unstable: frozenset[str] = frozenset(),
+    ) -> None:
         self.by_id: dict[str, Session] = {}
         self.notes = notes
         self.offer = offer
         self.terminal_limit = terminal_limit
+        self.unstable = unstable
 
     def session(self, session_id: str, events: list[ev.Event] | None = None) -> Session:
         """The session with that id, created (``SessionCreated`` unannounced) if new."""
@@ -149,6 +156,7 @@ class Registry:
                 session_id,
                 terminal_limit=self.terminal_limit,
                 diagnostics=self.notes.diagnostics,
+                unstable=self.unstable,
             )
             session.protocol_version = self.offer.protocol_version  # the connection's, if known
             self.by_id[session_id] = session
@@ -169,10 +177,11 @@ class Context:
         *,
         terminal_limit: int | None,
         extension_methods: Collection[str],
+        unstable: Collection[str] = (),
     ) -> None:
         self.notes = Notes()
         self.offer = Offer()
-        self.sessions = Registry(self.notes, self.offer, terminal_limit)
+        self.sessions = Registry(self.notes, self.offer, terminal_limit, frozenset(unstable))
         self.rpc = Rpc()
         self.prompts: dict[int | str, PromptState] = {}
         self.extension_methods = frozenset(extension_methods)

@@ -23,15 +23,17 @@ A session is made of parts with one owner each:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from functools import partial
 from itertools import groupby
 from types import MappingProxyType
 from typing import Any, Literal
 
+from msgspec.structs import replace
+
 from . import _events as ev
 from . import _schema as s
-from ._diagnostics import Diagnostic
+from ._diagnostics import Diagnostic, Severity
 from ._entities import (
     CompactionState,
     ListView,
@@ -43,6 +45,7 @@ from ._entities import (
     ToolCallState,
 )
 from ._foreground import Foreground
+from ._preview import install_preview
 from ._prompts import PermissionState, PromptState, PromptTracker
 from ._snapshot_write import session_snapshot
 from ._timeline import Timeline
@@ -73,6 +76,8 @@ class Session:
         terminal_limit: retain at most this many bytes per terminal (older bytes are
             dropped from the front and counted); ``None`` keeps everything.
         diagnostics: a list to append diagnostics to (the connection shares its own).
+        unstable: the unstable (draft) features to apply: ``"prompt_suggestions"``,
+            ``"cursors"``, ``"unknown_state"`` (ACP v2 Preview P0; none by default).
 
     Example:
         >>> from acp_client import Decoder, Session
@@ -93,6 +98,7 @@ class Session:
         "_reopening",
         "_tl",
         "_tracker",
+        "_unknown",
         "_updates",
         "announced",
         "available_commands",
@@ -113,6 +119,7 @@ class Session:
         "session_info",
         "side_events",
         "terminal_limit",
+        "unstable",
         "usage",
     )
 
@@ -123,8 +130,10 @@ class Session:
         announced: bool = False,
         terminal_limit: int | None = None,
         diagnostics: list[Diagnostic] | None = None,
+        unstable: Collection[str] = (),
     ) -> None:
         self.session_id = session_id
+        self.unstable = frozenset(unstable)  # the opted-in unstable features
         self.announced = announced
         self.created_by_new = False
         """Set when a ``session/new`` result created or announced the session."""
@@ -184,6 +193,7 @@ class Session:
             s.CompactionUpdate: up.compaction,
             s.CompactionSummaryChunk: up.compaction_chunk,
         }
+        self._unknown = install_preview(self._handlers, up, self.unstable, self.diagnostics)
 
     # ----------------------------------------------------------------- read access
 
@@ -333,7 +343,7 @@ class Session:
         self._tl.ordinal += 1
         handler = self._handlers.get(type(update))
         if handler is None:
-            return self._updates.unknown(update)
+            return self._unknown(update)
         return handler(update)
 
     def apply_run(self, updates: list[Any], events: list[ev.Event]) -> None:
@@ -361,7 +371,7 @@ class Session:
             handler = handlers.get(cls)
             for update in group:
                 tl.ordinal += 1
-                append(handler(update) if handler is not None else up.unknown(update))
+                append(handler(update) if handler is not None else self._unknown(update))
                 if side:
                     events.extend(side)
                     side.clear()
@@ -374,18 +384,9 @@ class Session:
         """Note unknown fields named like the snapshot's own keys of a ``kind`` object (R35)."""
         self._updates.check_shadowed(extra, kind, key)
 
-    def _note(
-        self, code: str, message: str, severity: Literal["warning", "error"] = "warning"
-    ) -> None:
-        self.diagnostics.append(
-            Diagnostic(
-                code=code,
-                message=message,
-                severity=severity,
-                line=self.line,
-                session_id=self.session_id,
-            )
-        )
+    def _note(self, code: str, message: str, severity: Severity = "warning") -> None:
+        note = Diagnostic(code=code, message=message, severity=severity, line=self.line)
+        self.diagnostics.append(replace(note, session_id=self.session_id))
 
     def _state_update(self, u: s.StateUpdate) -> ev.Event:
         return self._fg.apply(u, self.created_by_new, self.replaying)
