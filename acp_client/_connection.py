@@ -38,7 +38,7 @@ from ._entities import MessageState
 from ._errors import LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineTooLong
 from ._inbound import Inbound
-from ._methods import dispatch
+from ._methods import connection_lost, dispatch
 from ._preflight import LivePreflight, Preflight
 from ._prompts import PromptState
 from ._rpc import SentRequest
@@ -84,6 +84,9 @@ class Connection:
             ``session/request_permission`` always waits for the embedder, and so does
             ``elicitation/create`` when ``initialize`` advertised elicitation (else it is
             answered -32601 too).
+        unstable: unstable (draft) features every session applies: ``"prompt_suggestions"``,
+            ``"cursors"``, ``"unknown_state"`` (ACP v2 Preview P0); without one its updates
+            are unknown variants, kept raw. The Preview's stable additions need no opt-in.
 
     Example:
         >>> from acp_client import Connection
@@ -130,6 +133,7 @@ class Connection:
         terminal_limit: int | None = None,
         max_line: int = DEFAULT_MAX_LINE,
         extension_methods: Collection[str] = (),
+        unstable: Collection[str] = (),
     ) -> None:
         self.live = live
         # The parts, each with one job; live and passive differ in the mode and preflight.
@@ -137,6 +141,7 @@ class Connection:
             Live if live else Passive,
             terminal_limit=terminal_limit,
             extension_methods=extension_methods,
+            unstable=unstable,
         )
         self._ctx: Context = ctx
         self._offer = ctx.offer
@@ -507,18 +512,8 @@ class Connection:
         return self._switch.owed(data) if self._switch.routing else data
 
     def connection_lost(self) -> None:
-        """The agent went away: pending prompts stay pending (never retried).
-
-        Replays without their marker are truncated (ACP-V2-PREVIEW P21).
-        """
-        self._registry.forest.finish_all(self._sent_events, "got no answer (connection lost)")
-        for prompt in self._ctx.prompts.values():
-            if prompt.status == "pending":
-                self._ctx.notes.note(
-                    "prompt-uncertain",
-                    f"connection lost before the response to prompt {prompt.request_id!r}",
-                    session_id=prompt.session_id,
-                )
+        """The agent went away: see :func:`._methods.connection_lost` (10.5, P21)."""
+        connection_lost(self._ctx, self._sent_events)
 
     def __repr__(self) -> str:
         return f"Connection(sessions={len(self._sessions)}, live={self.live})"

@@ -134,13 +134,20 @@ class Offer:
 class Registry:
     """Every session of the connection, by id, in first-seen order."""
 
-    __slots__ = ("by_id", "forest", "notes", "offer", "terminal_limit")
+    __slots__ = ("by_id", "forest", "notes", "offer", "terminal_limit", "unstable")
 
-    def __init__(self, notes: Notes, offer: Offer, terminal_limit: int | None) -> None:
+    def __init__(
+        self,
+        notes: Notes,
+        offer: Offer,
+        terminal_limit: int | None,
+        unstable: frozenset[str] = frozenset(),
+    ) -> None:
         self.by_id: dict[str, Session] = {}
         self.notes = notes
         self.offer = offer
         self.terminal_limit = terminal_limit
+        self.unstable = unstable
         self.forest = Forest(self.by_id, self.session, self._tree_note)
         """The session tree and the replays in flight (ACP-V2-PREVIEW 3.1, 3.3)."""
 
@@ -155,6 +162,7 @@ class Registry:
                 session_id,
                 terminal_limit=self.terminal_limit,
                 diagnostics=self.notes.diagnostics,
+                unstable=self.unstable,
             )
             session.protocol_version = self.offer.protocol_version  # the connection's, if known
             session.tree.hook = self.forest.update
@@ -176,10 +184,11 @@ class Context:
         *,
         terminal_limit: int | None,
         extension_methods: Collection[str],
+        unstable: Collection[str] = (),
     ) -> None:
         self.notes = Notes()
         self.offer = Offer()
-        self.sessions = Registry(self.notes, self.offer, terminal_limit)
+        self.sessions = Registry(self.notes, self.offer, terminal_limit, frozenset(unstable))
         self.rpc = Rpc()
         self.prompts: dict[int | str, PromptState] = {}
         self.extension_methods = frozenset(extension_methods)

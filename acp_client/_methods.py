@@ -33,6 +33,7 @@ from ._tree import plain_update
 
 __all__ = [
     "REQUEST_EFFECTS",
+    "connection_lost",
     "RESPONSE_EFFECTS",
     "SESSION_RESPONSE_EFFECTS",
     "dispatch",
@@ -484,6 +485,21 @@ _ROUTES: dict[tuple[bool, type[Any]], Route] = {
 }
 #: Any other message is a response (or error response), of the agent's or the client's.
 _RESPONSE_ROUTES: dict[bool, Route] = {True: response_received, False: _response_sent}
+
+
+def connection_lost(ctx: Context, events: Events) -> None:
+    """The agent went away: pending prompts stay pending (never retried, 10.5).
+
+    Replays in flight without their marker are truncated (ACP-V2-PREVIEW P21).
+    """
+    ctx.sessions.forest.finish_all(events, "got no answer (connection lost)")
+    for prompt in ctx.prompts.values():
+        if prompt.status == "pending":
+            ctx.notes.note(
+                "prompt-uncertain",
+                f"connection lost before the response to prompt {prompt.request_id!r}",
+                session_id=prompt.session_id,
+            )
 
 
 def dispatch(ctx: Context, message: s.Message, incoming: bool, events: Events) -> None:

@@ -27,19 +27,22 @@ A session is made of parts with one owner each:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from functools import partial
 from itertools import groupby
 from typing import Any, Literal
 
+from msgspec.structs import replace
+
 from . import _events as ev
 from . import _schema as s
-from ._diagnostics import Diagnostic
+from ._diagnostics import Diagnostic, Severity
 from ._entities import (
     ListView,
     Role,
 )
 from ._foreground import Foreground
+from ._preview import install_preview
 from ._prompts import PermissionState, PromptState, PromptTracker
 from ._session_view import StoresView
 from ._snapshot_write import session_snapshot
@@ -55,8 +58,6 @@ from ._updates import (
 )
 
 __all__ = ["Session", "Lifecycle", "runs_of"]
-
-_TREE_TAGS = frozenset({"subagent_update", "replay_complete"})
 
 Lifecycle = Literal["open", "replaying", "closing", "closed"]
 _AGENT_CHUNK = s.AgentMessageChunk
@@ -74,6 +75,8 @@ class Session(StoresView):
         terminal_limit: retain at most this many bytes per terminal (older bytes are
             dropped from the front and counted); ``None`` keeps everything.
         diagnostics: a list to append diagnostics to (the connection shares its own).
+        unstable: the unstable (draft) features to apply: ``"prompt_suggestions"``,
+            ``"cursors"``, ``"unknown_state"`` (ACP v2 Preview P0; none by default).
 
     Example:
         >>> from acp_client import Decoder, Session
@@ -94,6 +97,7 @@ class Session(StoresView):
         "_reopening",
         "_tl",
         "_tracker",
+        "_unknown",
         "_updates",
         "announced",
         "available_commands",
@@ -115,6 +119,7 @@ class Session(StoresView):
         "side_events",
         "terminal_limit",
         "tree",
+        "unstable",
         "usage",
     )
 
@@ -125,8 +130,10 @@ class Session(StoresView):
         announced: bool = False,
         terminal_limit: int | None = None,
         diagnostics: list[Diagnostic] | None = None,
+        unstable: Collection[str] = (),
     ) -> None:
         self.session_id = session_id
+        self.unstable = frozenset(unstable)  # the opted-in unstable features
         self.announced = announced
         self.created_by_new = False
         """Set when a ``session/new`` result created or announced the session."""
@@ -187,8 +194,10 @@ class Session(StoresView):
             s.Notice: up.notice,
             s.CompactionUpdate: up.compaction,
             s.CompactionSummaryChunk: up.compaction_chunk,
-            dict: self._raw,  # a variant the schema does not decode (or a tree update)
         }
+        self._unknown = install_preview(self._handlers, up, self.unstable, self.diagnostics)
+        self._handlers[s.SubagentUpdate] = self._tree_update  # P1-P5, owned by _tree
+        self._handlers[s.ReplayComplete] = self._tree_update  # P18, P23
 
     # ----------------------------------------------------------------- read access
 
@@ -265,7 +274,7 @@ class Session(StoresView):
         self._tl.ordinal += 1
         handler = self._handlers.get(type(update))
         if handler is None:
-            return self._updates.unknown(update)
+            return self._unknown(update)
         return handler(update)
 
     def apply_run(self, updates: list[Any], events: list[ev.Event]) -> None:
@@ -293,7 +302,7 @@ class Session(StoresView):
             handler = handlers.get(cls)
             for update in group:
                 tl.ordinal += 1
-                append(handler(update) if handler is not None else up.unknown(update))
+                append(handler(update) if handler is not None else self._unknown(update))
                 if side:
                     events.extend(side)
                     side.clear()
@@ -306,24 +315,9 @@ class Session(StoresView):
         """Note unknown fields named like the snapshot's own keys of a ``kind`` object (R35)."""
         self._updates.check_shadowed(extra, kind, key)
 
-    def _note(
-        self, code: str, message: str, severity: Literal["warning", "error"] = "warning"
-    ) -> None:
-        self.diagnostics.append(
-            Diagnostic(
-                code=code,
-                message=message,
-                severity=severity,
-                line=self.line,
-                session_id=self.session_id,
-            )
-        )
-
-    def _raw(self, update: dict[str, Any]) -> ev.Event:
-        tag = update.get("sessionUpdate")
-        if tag in _TREE_TAGS and self.tree.hook is not None:
-            return self._tree_update(update)
-        return self._updates.unknown(update)
+    def _note(self, code: str, message: str, severity: Severity = "warning") -> None:
+        note = Diagnostic(code=code, message=message, severity=severity, line=self.line)
+        self.diagnostics.append(replace(note, session_id=self.session_id))
 
     def _tree_update(self, update: Any) -> ev.Event:
         """``subagent_update`` / ``replay_complete``: the connection's tree applies them."""

@@ -22,6 +22,7 @@ from msgspec import UNSET
 from . import _events as ev
 from . import _schema as s
 from ._checks import command_problems, config_problems, relative_path
+from ._codec import to_builtins
 from ._entities import FINISHED_STATUSES, MessageState, Role, compact, decode_base64
 from ._errors import INVALID_PARAMS, RemoteProtocolError
 from ._patch import meta_patch, patch_extra
@@ -401,7 +402,7 @@ class EntityUpdates:
     def plan(self, u: s.PlanUpdate) -> ev.Event:
         """A ``plan_update``: the plan with its ``planId`` replaced whole (9.1)."""
         plan = u.plan
-        plan_id = plan.plan_id if type(plan) is s.PlanItems else plan.get("planId")  # type: ignore[union-attr]
+        plan_id = plan.get("planId") if type(plan) is dict else plan.plan_id  # type: ignore[union-attr]
         if not isinstance(plan_id, str):
             return self.reject(u, "malformed-update", "plan_update without a string `planId`")
         created = self.tl.set_plan(plan_id, plan)
@@ -430,6 +431,10 @@ class EntityUpdates:
         """A ``notice``: kept in order, live information, not history (5)."""
         self.tl.add_notice(u)
         return ev.NoticeReceived(session_id=self.session_id, notice=u)
+
+    def raw(self, update: Any) -> ev.Event:
+        """A known update this part does not apply (yet): kept as its raw JSON (13.1)."""
+        return self.unknown(to_builtins(update))
 
     def unknown(self, update: Any) -> ev.Event:
         """An update of an unknown kind, kept verbatim (13.1)."""
