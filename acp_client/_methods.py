@@ -26,7 +26,7 @@ from ._codec import Decoder, convert
 from ._context import Context, field, record_answer, session_id_of
 from ._entities import TerminalState, ToolCallState
 from ._errors import RESOURCE_NOT_FOUND, RemoteProtocolError
-from ._prompts import PromptState
+from ._prompts import Attempt, PromptState
 from ._rpc import Pending, RequestId
 from ._session import Session
 from ._tree import plain_update
@@ -249,10 +249,18 @@ def _on_prompt(
     sid = session.session_id
     if prompt is None:
         return
+    attempt = prompt.attempt(rid)  # an attempt of a keyed submission (P27)
     if error is not None:
+        if not prompt.settles(attempt, error):
+            return  # another attempt is pending or succeeded (P29)
         prompt.advance("reject")
         prompt.error = error
         events.append(ev.PromptRejected(session_id=sid, request_id=rid, error=error))
+        return
+    if attempt is not None and isinstance(result, s.PromptResponse):
+        attempt.message_id = result.message_id
+    if not prompt.settles(attempt, None):
+        _another_success(ctx, prompt, attempt)
         return
     prompt.advance("accept")
     prompt.turns_before = len(session.completed_turns)
@@ -284,6 +292,19 @@ def _on_prompt(
         )
         events.append(
             ev.PromptAccepted(session_id=sid, request_id=rid, message_id=None, echoed=False)
+        )
+
+
+def _another_success(ctx: Context, prompt: PromptState, attempt: Attempt | None) -> None:
+    """A later attempt of an accepted keyed submission succeeded too (P30)."""
+    mid = attempt.message_id if attempt is not None else None
+    if mid is not None and prompt.message_id is not None and mid != prompt.message_id:
+        ctx.notes.note(
+            "idempotency-key-message-mismatch",
+            f"attempts under key {prompt.idempotency_key!r} were answered with messageIds"
+            f" {prompt.message_id!r} and {mid!r}: the agent inserted it twice (P30)",
+            "error",
+            prompt.session_id,
         )
 
 
@@ -396,10 +417,36 @@ def request_sent(ctx: Context, message: s.Request, events: Events) -> None:
         effect(ctx, session, rid, params, events)
 
 
+def _keyed_submission(session: Session, key: str) -> PromptState | None:
+    """The session's submission with that idempotency key (P26), if any."""
+    for prompt in reversed(session.prompts):
+        if prompt.idempotency_key == key:
+            return prompt
+    return None
+
+
 def _prompt_sent(
     ctx: Context, session: Session, rid: RequestId, params: Any, events: Events
 ) -> None:
-    prompt = PromptState(rid, session.session_id, getattr(params, "prompt", None))
+    sid = session.session_id
+    blocks = getattr(params, "prompt", None)
+    key = field(params, "idempotency_key", "idempotencyKey")
+    found = _keyed_submission(session, key) if isinstance(key, str) else None
+    if found is not None:  # P27: an attempt of that submission
+        if plain_update(found.prompt) != plain_update(blocks):
+            ctx.notes.note(
+                "idempotency-key-prompt-mismatch",
+                f"prompt {rid!r} reuses key {key!r} with other content than the first"
+                " attempt (ACP-V2-PREVIEW 3.4); the agent's answer decides",
+                session_id=sid,
+            )
+        found.retried(rid)
+        ctx.prompts[rid] = found
+        events.append(ev.PromptSent(session_id=sid, request_id=rid))
+        return
+    prompt = PromptState(rid, session.session_id, blocks)
+    if isinstance(key, str):
+        prompt.keyed(key)
     ctx.prompts[rid] = prompt
     session.add_prompt(prompt)
     events.append(ev.PromptSent(session_id=session.session_id, request_id=rid))

@@ -18,7 +18,7 @@ from . import _schema as s
 from ._codec import convert
 from ._entities import TimelineEntry, restore_truncated
 from ._errors import RemoteProtocolError
-from ._prompts import PermissionState, PromptState
+from ._prompts import Attempt, PermissionState, PromptState
 from ._session import Session
 from ._snapshot_write import FORMAT, entry_snapshot, session_snapshot
 from ._tree import load_tree
@@ -52,6 +52,21 @@ def _load_entry(session: Session, data: dict[str, Any]) -> TimelineEntry:
         raise ValueError(f"unknown timeline entry {kind!r}")
     entry.excluded = bool(data.get("excludedFromContext"))
     return entry
+
+
+def _load_attempts(prompt: PromptState, item: dict[str, Any]) -> None:
+    """A keyed PROMPT's key and ATTEMPT objects (ACP-V2-PREVIEW section 4)."""
+    key = item["idempotencyKey"]
+    if not isinstance(key, str):
+        raise TypeError("idempotencyKey: expected a string")
+    prompt.keyed(key)
+    prompt.attempts = []
+    for data in item["attempts"]:
+        attempt = Attempt(data["requestId"])
+        attempt.status = data["status"]
+        attempt.message_id = data.get("messageId")
+        attempt.error = data.get("error")
+        prompt.attempts.append(attempt)
 
 
 def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> Session:
@@ -154,6 +169,8 @@ def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) ->
         prompt.status = item.get("status", "pending")
         prompt.echoed = bool(item.get("echoed"))
         prompt.error = item.get("error")
+        if "idempotencyKey" in item:
+            _load_attempts(prompt, item)
         message_id = item.get("messageId")
         session.add_prompt(prompt)
         if isinstance(message_id, str):

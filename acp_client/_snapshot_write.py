@@ -197,6 +197,9 @@ def _prompt_snapshot(prompt: PromptState) -> dict[str, Any]:
     out["echoed"] = prompt.echoed
     if prompt.error is not None:
         out["error"] = _plain(prompt.error)
+    if prompt.attempts is not None:  # ACP-V2-PREVIEW section 4: only for a keyed one
+        out["idempotencyKey"] = prompt.idempotency_key
+        out["attempts"] = [_plain(attempt.snapshot()) for attempt in prompt.attempts]
     return out
 
 

@@ -159,7 +159,7 @@ class Forest:
         pid = parent.session_id
         cid = update.get("sessionId")
         if not isinstance(cid, str):
-            self._note("invalid-update", "subagent_update without a string sessionId", pid)
+            self._note("malformed-update", "subagent_update without a string sessionId", pid)
             return
         if cid == pid or self._is_ancestor(cid, pid):
             self._note("subagent-cycle", f"{pid!r} announced {cid!r}: a cycle (P4)", pid)
