@@ -1,7 +1,7 @@
-"""The decode layer of the ACP v2 Preview additions (docs/preview.md, P0; ACP-V2-PREVIEW 2).
+"""The decode layer of the ACP v2 Preview additions (docs/preview.md, P0).
 
 Round trips (decode, re-encode: the same JSON, unknown fields kept in place), the three
-states (omitted / ``null`` / value), the lenient cases of section 2.13, and the opt-in of
+states (omitted / ``null`` / value), the lenient cases the addendum assumes, and the opt-in of
 the unstable kinds (raw by default, typed for a session that enabled them).
 """
 
@@ -96,7 +96,7 @@ STABLE = [
 
 
 @pytest.mark.parametrize(("update", "cls"), STABLE)
-def test_p0_preview_variants_decode_by_default_and_round_trip(
+def test_p0_r66_preview_variants_decode_by_default_and_round_trip(
     update: dict[str, Any], cls: type[Any]
 ) -> None:
     assert type(round_trips(update)) is cls
