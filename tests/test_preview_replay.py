@@ -57,6 +57,7 @@ def ids(entries: list[dict[str, Any]]) -> list[str]:
 
 
 def test_b7_replay_with_marker() -> None:
+    """P18 / R73: the marker ends the history; ``unretained`` is settled there."""
     log = preview_log()
     history(log)
     resume(log)
@@ -77,6 +78,7 @@ def test_b7_replay_with_marker() -> None:
 
 
 def test_b8_resume_snapshot_after_marker_is_no_completion() -> None:
+    """P17, P19 / R74: no completion from a replayed or resume snapshot until the response."""
     log = preview_log()
     log.upd(state("running"), sid=S)
     resume(log)
@@ -88,6 +90,7 @@ def test_b8_resume_snapshot_after_marker_is_no_completion() -> None:
 
 
 def test_b9_agent_built_on_2_4_0_without_marker() -> None:
+    """P20 / R75: the success response ends a replay without marker."""
     log = preview_log()
     history(log)
     resume(log)
@@ -204,6 +207,7 @@ def test_b13_child_marker_missing_with_an_error() -> None:
 
 
 def test_p16_child_traffic_after_the_request_stays_in_the_replay() -> None:
+    """P16 / R72: a child joins its parent's replay; what came after the request stays."""
     log = preview_log()
     child_setup(log)
     resume(log)
@@ -215,6 +219,7 @@ def test_p16_child_traffic_after_the_request_stays_in_the_replay() -> None:
 
 
 def test_b14_unknown_child_and_stray_markers() -> None:
+    """P23: an unexpected marker is reported and changes nothing."""
     log = preview_log()
     resume(log)
     log.upd(MARKER, sid="sess_x")
@@ -243,10 +248,22 @@ def test_b15_duplicate_marker() -> None:
 
 
 def test_p22_a_log_ending_mid_replay_stays_replaying() -> None:
+    """P22 / R76: nothing is inferred at a log's end (a new initialize ends it: B10)."""
     log = preview_log()
     history(log)
     resume(log)
     assert log.session(S)["replay"]["phase"] == "replaying"
+
+
+def test_p24_a_straggling_live_update_counts_as_replay() -> None:
+    """P24 / R77: what arrives between the request and the marker is history."""
+    log = preview_log()
+    history(log)
+    resume(log)
+    log.upd(msg("agent", "late", content=[text("live, but late")]), MARKER, sid=S)
+    snap = log.session(S)
+    assert ids(snap["timeline"]) == ["late"]
+    assert ids(snap["unretained"]) == ["u1", "a1", "a2"]
 
 
 def test_section_4_replay_key_round_trips() -> None:

@@ -44,6 +44,7 @@ def user(mid: str, t: str = "fix") -> dict[str, Any]:
 
 
 def test_b18_retry_after_lost_response() -> None:
+    """P27: a retry on a new connection is an attempt of the same submission."""
     log = setup()
     log.client(keyed(3, "k1"))
     connect(log, 100)  # a new connection: the old one's requests are gone
@@ -85,6 +86,7 @@ def test_b19_concurrent_retry() -> None:
 
 
 def test_b20_changed_prompt_under_the_same_key_live() -> None:
+    """P28 / R78: refused locally, nothing sent."""
     live = Live()
     live.new_session(S)
     rid, _ = live.conn.send_prompt(S, "fix A", idempotency_key="k1")
@@ -94,6 +96,7 @@ def test_b20_changed_prompt_under_the_same_key_live() -> None:
 
 
 def test_b20_changed_prompt_under_the_same_key_in_a_log() -> None:
+    """R80: in a log, reported; still the same submission."""
     log = setup()
     log.client(keyed(3, "k1", "fix A"), keyed(4, "k1", "fix B"))
     assert log.codes() == ["idempotency-key-prompt-mismatch"]
@@ -102,6 +105,7 @@ def test_b20_changed_prompt_under_the_same_key_in_a_log() -> None:
 
 
 def test_b21_two_message_ids_for_one_key() -> None:
+    """P30 / R79: the first success binds; another id is an error, left unlinked."""
     log = setup()
     log.client(keyed(3, "k1"), keyed(4, "k1"))
     log.agent(response(3, {"messageId": "u7"}), response(4, {"messageId": "u8"}))

@@ -44,6 +44,7 @@ def new_session(log: Log, rid: int, sid: str) -> None:
 
 
 def test_b1_child_registration() -> None:
+    """P1: the announcement creates the child, unannounced, under its parent."""
     log = Log()
     new_session(log, 1, P)
     events = log.upd(sub(C, title="Explorer"), sid=P)
@@ -65,6 +66,7 @@ def test_b1_child_registration() -> None:
 
 
 def test_b2_child_traffic_before_announcement() -> None:
+    """P2 / R67: no buffering; the early traffic is applied and the child attached later."""
     log = Log()
     new_session(log, 1, P)
     log.upd(chunk("agent", "a1", text("hi")), sid=C)
@@ -77,6 +79,7 @@ def test_b2_child_traffic_before_announcement() -> None:
 
 
 def test_b3_association_patches() -> None:
+    """P5: PATCH per field, META-PATCH for ``_meta``."""
     log = Log()
     new_session(log, 1, P)
     log.upd(sub(C, title="A", description="d", _meta={"a": 1, "b": 2}), sid=P)
@@ -105,6 +108,7 @@ def test_b3_cancel_and_prompt_restrictions_for_a_child() -> None:
 
 
 def test_b4_state_null_clears_the_mirror_only() -> None:
+    """P31 / R81: the mirror is the association's; the child's own state is its own."""
     log = Log()
     new_session(log, 1, P)
     log.upd(sub(C, state={"state": "running"}), sid=P)
@@ -116,6 +120,7 @@ def test_b4_state_null_clears_the_mirror_only() -> None:
 
 
 def test_b5_reparent_and_cycles() -> None:
+    """P3 / R68 (fixed ownership) and P4 / R69 (cycles, the client's own sessions)."""
     log = Log()
     new_session(log, 1, P)
     new_session(log, 2, Q)
@@ -168,6 +173,7 @@ def test_p6_effective_directories_are_inherited() -> None:
 
 
 def test_p8_p11_child_traffic_is_the_child_s_and_cancel_does_not_cascade() -> None:
+    """P8, P11 / R71: the child's permission request is answered only by its own cancel."""
     live = Live()
     live.new_session(P)
     live.upd(sub(C, capabilities={"cancel": {}}), sid=P)
@@ -182,6 +188,7 @@ def test_p8_p11_child_traffic_is_the_child_s_and_cancel_does_not_cascade() -> No
 
 
 def test_p7_idle_child_keeps_its_parent() -> None:
+    """P7 / R70: idle children and a closed parent keep the association."""
     log = Log()
     new_session(log, 1, P)
     log.upd(sub(C), sid=P)
