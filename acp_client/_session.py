@@ -173,6 +173,7 @@ class Session(StoresView):
             session_id, tl, self._note, self.side_events, tracker.user_message
         )
         fg.connect(up.reference_terminal, tracker.turn_ended)
+        up.reference_session = fg.reference_session = self._reference
         self._handlers: dict[type[Any], Callable[[Any], ev.Event]] = {
             s.UserMessageChunk: partial(up.chunk, "user"),
             s.AgentMessageChunk: partial(up.chunk, "agent"),
@@ -327,6 +328,11 @@ class Session(StoresView):
         tag = plain["sessionUpdate"]
         self.tree.hook(self, tag, plain)
         return ev.TreeUpdateApplied(session_id=self.session_id, update=plain)
+
+    def _reference(self, session_id: str) -> None:
+        """P9: a reference to another session (checked by the connection's tree)."""
+        if self.tree.hook is not None:
+            self.tree.hook(self, "reference", {"sessionId": session_id})
 
     def _state_update(self, u: s.StateUpdate) -> ev.Event:
         return self._fg.apply(u, self.created_by_new, self.replaying)

@@ -94,6 +94,10 @@ def _replaced(entity: Any, value: Any) -> tuple[list[Any], ev.ContentChange]:
     return [], "cleared"
 
 
+def _no_check(session_id: str) -> None:
+    """A session on its own cannot tell which sessions exist."""
+
+
 class EntityUpdates:
     """The handlers of entity updates for one session's :class:`Timeline`.
 
@@ -107,7 +111,7 @@ class EntityUpdates:
             links its prompts, 10.4).
     """
 
-    __slots__ = ("_note", "_side", "_user_message", "session_id", "tl")
+    __slots__ = ("_note", "_side", "_user_message", "reference_session", "session_id", "tl")
 
     def __init__(
         self,
@@ -120,6 +124,8 @@ class EntityUpdates:
         self.session_id = session_id
         self.tl = timeline
         self._note = note
+        self.reference_session: Callable[[str], None] = _no_check
+        """Who checks a ``session`` content item's session is known (P9)."""
         self._side = side_events
         self._user_message = user_message
 
@@ -148,6 +154,8 @@ class EntityUpdates:
         """R22, A15, A24: a terminal reference creates it; a diff's paths are absolute."""
         if type(item) is s.Terminal:
             self.reference_terminal(item.terminal_id)
+        elif type(item) is s.SessionReference:
+            self.reference_session(item.session_id)  # P9: never creates one
         elif type(item) is s.Diff:
             for change in item.changes:
                 for path in (getattr(change, "path", None), getattr(change, "old_path", None)):

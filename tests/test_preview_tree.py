@@ -268,3 +268,20 @@ def test_property_child_state_is_independent_of_interleaving(data: st.DataObject
     assert child == expected
     assert conn.session("sess_d").tree.parent_id == P
     assert conn.session(P).tree.children == [C, "sess_d"]
+
+
+def test_p9_references_never_create_a_session() -> None:
+    """P9: a tool call's ``session`` item and a ``subagent`` background item are kept as
+    received; naming an unknown session is reported and creates none."""
+    log = Log()
+    new_session(log, 1, P)
+    log.upd(sub(C), sid=P)
+    known = {"type": "session", "sessionId": C}
+    ghost = {"type": "session", "sessionId": "ghost"}
+    log.upd({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "content": [known]}, sid=P)
+    assert log.codes() == []
+    log.upd({"sessionUpdate": "tool_call_update", "toolCallId": "t2", "content": [ghost]}, sid=P)
+    log.upd(state("running", background=[{"type": "subagent", "sessionId": "ghost2"}]), sid=P)
+    assert log.codes() == ["reference-to-unknown-session", "reference-to-unknown-session"]
+    assert [s["sessionId"] for s in log.snap()["sessions"]] == [P, C]
+    assert log.entry("t2", P)["content"] == [ghost]

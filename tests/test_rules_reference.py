@@ -454,10 +454,8 @@ def test_preview_md_defines_its_ids_once_in_order() -> None:
     )
 
 
-# Still open on branch wt-preview-b: P9 (references to unknown sessions: a tool call's
-# `session` content, a `subagent` background item) is not yet checked. The lead removes
-# this allow-list when it lands.
-PENDING_PREVIEW_B = frozenset(["P9"])
+# Every id of wt-preview-b is cited by its tests now.
+PENDING_PREVIEW_B: frozenset[str] = frozenset()
 
 
 # Being built on this branch (wt-preview-a): removed as their tests land.
