@@ -298,6 +298,7 @@ def _on_close(
             session_id=sid,
         )
     if error is None or error.code == RESOURCE_NOT_FOUND:
+        session.preview.clear_suggestions()  # P38
         if session.set_closed(by_close=True):  # a second close of a closed one is no news
             events.append(ev.SessionClosed(session_id=sid))
     elif session.lifecycle == "closing":
@@ -365,6 +366,10 @@ def _initialize_sent(ctx: Context, params: Any, events: Events) -> None:
     offer.initialize_sent = True
     elicitation = field(field(params, "capabilities"), "elicitation")
     offer.elicitation = elicitation is not UNSET and elicitation is not None
+    suggestions = field(
+        field(field(params, "capabilities"), "session"), "prompt_suggestions", "promptSuggestions"
+    )
+    offer.offers_suggestions = suggestions is not UNSET and suggestions is not None
 
 
 def request_sent(ctx: Context, message: s.Request, events: Events) -> None:
@@ -411,6 +416,7 @@ def _resume_sent(
 ) -> None:
     if session.closed:
         session.reopen()
+    session.preview.clear_suggestions()  # either mode (P38, R84)
     if _replays(params):
         session.begin_replay()
         events.append(ev.ReplayStarted(session_id=session.session_id))

@@ -45,7 +45,7 @@ from ._entities import (
     ToolCallState,
 )
 from ._foreground import Foreground
-from ._preview import install_preview
+from ._preview import Preview
 from ._prompts import PermissionState, PromptState, PromptTracker
 from ._snapshot_write import session_snapshot
 from ._timeline import Timeline
@@ -112,6 +112,7 @@ class Session:
         "lifecycle",
         "line",
         "permissions",
+        "preview",
         "prompts",
         "prompts_by_message",
         "protocol_version",
@@ -193,7 +194,10 @@ class Session:
             s.CompactionUpdate: up.compaction,
             s.CompactionSummaryChunk: up.compaction_chunk,
         }
-        self._unknown = install_preview(self._handlers, up, self.unstable, self.diagnostics)
+        pv = self.preview = Preview(
+            session_id, tl, up, self._note, self.unstable, self.diagnostics, lambda: self.replaying
+        )
+        self._unknown = pv.install(self._handlers)
 
     # ----------------------------------------------------------------- read access
 

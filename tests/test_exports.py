@@ -52,6 +52,9 @@ PINNED = {
         "SessionClosed", "SessionCreated", "SessionInfoUpdated", "StateChanged",
         "TerminalOutputAppended", "TerminalUpserted", "ToolCallChunkAppended", "ToolCallUpserted",
         "UnknownUpdateReceived", "UnmatchedResponseReceived", "UpdateRejected", "UsageUpdated",
+        # the v2 Preview (docs/preview.md)
+        "PlanRemoved", "SessionMessageUpserted", "SessionMessageChunkAppended",
+        "PromptSuggestionsUpdated", "CursorUpserted",
     },
     "acp_client.transport": {
         "AgentConnection", "AgentError", "AgentExited", "PermissionHandler", "PromptHandle",
