@@ -114,6 +114,7 @@ class Offer:
         "auth_methods",
         "elicitation",
         "initialize_sent",
+        "offers_suggestions",
         "protocol_version",
         "requests_sent",
     )
@@ -129,12 +130,17 @@ class Offer:
         self.requests_sent = False  # a request other than initialize was sent (1.4)
         self.initialize_sent = False
         self.elicitation = False  # the client's initialize advertised elicitation
+        self.offers_suggestions = False  # ... and `session.promptSuggestions` (P39)
+
+    def suggestions_advertised(self) -> bool:
+        """Whether the client's ``initialize`` advertised prompt suggestions (P39)."""
+        return self.offers_suggestions
 
 
 class Registry:
     """Every session of the connection, by id, in first-seen order."""
 
-    __slots__ = ("by_id", "forest", "notes", "offer", "terminal_limit", "unstable")
+    __slots__ = ("by_id", "forest", "live", "notes", "offer", "terminal_limit", "unstable")
 
     def __init__(
         self,
@@ -148,6 +154,7 @@ class Registry:
         self.offer = offer
         self.terminal_limit = terminal_limit
         self.unstable = unstable
+        self.live = False  # live: suggestions the client did not advertise are reported (P39)
         self.forest = Forest(self.by_id, self.session, self._tree_note)
         """The session tree and the replays in flight (ACP-V2-PREVIEW 3.1, 3.3)."""
 
@@ -166,6 +173,9 @@ class Registry:
             )
             session.protocol_version = self.offer.protocol_version  # the connection's, if known
             session.tree.hook = self.forest.update
+            session.preview.known = self.by_id.__contains__  # references never create (P9)
+            if self.live:
+                session.preview.advertised = self.offer.suggestions_advertised
             self.by_id[session_id] = session
             if events is not None:
                 events.append(ev.SessionCreated(session_id=session_id, announced=False))
@@ -194,6 +204,7 @@ class Context:
         self.extension_methods = frozenset(extension_methods)
         self.mode = mode(self)
         """What the client owes automatically: chosen once, by the connection's mode."""
+        self.sessions.live = isinstance(self.mode, Live)
 
 
 # ----------------------------------------------------------------- the mode

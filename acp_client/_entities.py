@@ -25,6 +25,8 @@ __all__ = [
     "TerminalState",
     "PlanState",
     "CompactionState",
+    "SessionMessageState",
+    "CursorState",
     "TimelineEntry",
     "Role",
     "bad_base64_shape",
@@ -417,11 +419,82 @@ class CompactionState(_Entity):
         return f"CompactionState({self.compaction_id!r}, status={self.status!r})"
 
 
-TimelineEntry = MessageState | ToolCallState | CompactionState
+class SessionMessageState(_Entity):
+    """An inter-session message keyed by ``messageId`` in its own id space (P12-P15).
+
+    The participant fields are ``None`` when unset or cleared; ``content`` holds the blocks
+    of ``session_message`` upserts and ``session_message_chunk`` appends, as received.
+    """
+
+    __slots__ = (
+        "_content",
+        "chunk_meta",
+        "message_id",
+        "recipient_message_id",
+        "recipient_session_id",
+        "sender_message_id",
+        "sender_session_id",
+    )
+    entry = "sessionMessage"
+
+    def __init__(self, message_id: str, ordinal: int) -> None:
+        super().__init__(ordinal)
+        self.message_id = message_id
+        self.sender_session_id: str | None = None
+        self.recipient_session_id: str | None = None
+        self.sender_message_id: str | None = None
+        self.recipient_message_id: str | None = None
+        self._content: list[Any] = []
+        self.chunk_meta: dict[int, dict[str, Any]] | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The timeline key: ("sessionMessage", message id)."""
+        return ("sessionMessage", self.message_id)
+
+    @property
+    def content(self) -> ListView[s.ContentBlock]:
+        """The content blocks, as received."""
+        return ListView(self._content, text_block)
+
+    def text(self) -> str:
+        """The message's text for display: its text blocks joined."""
+        return "".join(
+            b if type(b) is str else b.text
+            for b in self._content
+            if type(b) in (str, s.TextContent)
+        )
+
+    def __repr__(self) -> str:
+        return f"SessionMessageState({self.message_id!r}, blocks={len(self._content)})"
+
+
+class CursorState:
+    """An Agent-owned cursor keyed by ``cursorId`` (opt-in, P40-P44); not a timeline entry.
+
+    ``anchor`` is fixed by the first update that carries one (``None`` until then);
+    ``capabilities`` is patched, ``meta`` patched by top-level key, ``extra`` by key.
+    """
+
+    __slots__ = ("anchor", "capabilities", "cursor_id", "extra", "first_seen", "meta")
+
+    def __init__(self, cursor_id: str, ordinal: int) -> None:
+        self.cursor_id = cursor_id
+        self.anchor: Any = None
+        self.capabilities: dict[str, Any] | None = None
+        self.meta: dict[str, Any] | None = None
+        self.extra: dict[str, Any] | None = None
+        self.first_seen = ordinal
+
+    def __repr__(self) -> str:
+        return f"CursorState({self.cursor_id!r})"
+
+
+TimelineEntry = MessageState | ToolCallState | CompactionState | SessionMessageState
 """One entry of a session's timeline."""
 
 
-def stored_blocks(message: MessageState) -> list[Any]:
+def stored_blocks(message: MessageState | SessionMessageState) -> list[Any]:
     """A message's content as stored (plain text kept as ``str``): the snapshot writes it."""
     return message._content
 

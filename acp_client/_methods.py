@@ -320,6 +320,7 @@ def _on_close(
             session_id=sid,
         )
     if error is None or error.code == RESOURCE_NOT_FOUND:
+        session.preview.clear_suggestions()  # P38
         if session.set_closed(by_close=True):  # a second close of a closed one is no news
             events.append(ev.SessionClosed(session_id=sid))
     elif session.lifecycle == "closing":
@@ -385,6 +386,10 @@ def _initialize_sent(ctx: Context, params: Any, events: Events) -> None:
         ctx.sessions.forest.preview = plain_update(caps).get("session") is not None
     elicitation = field(caps, "elicitation")
     offer.elicitation = elicitation is not UNSET and elicitation is not None
+    suggestions = field(
+        field(field(params, "capabilities"), "session"), "prompt_suggestions", "promptSuggestions"
+    )
+    offer.offers_suggestions = suggestions is not UNSET and suggestions is not None
 
 
 def request_sent(ctx: Context, message: s.Request, events: Events) -> None:
@@ -457,6 +462,7 @@ def _resume_sent(
 ) -> None:
     if session.closed:
         session.reopen()
+    session.preview.clear_suggestions()  # either mode (P38, R84)
     replays = _replays(params)
     ctx.sessions.forest.sent(session, rid, replays, events)
     if not replays:

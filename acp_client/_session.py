@@ -42,7 +42,7 @@ from ._entities import (
     Role,
 )
 from ._foreground import Foreground
-from ._preview import install_preview
+from ._preview import Preview
 from ._prompts import PermissionState, PromptState, PromptTracker
 from ._session_view import StoresView
 from ._snapshot_write import session_snapshot
@@ -64,6 +64,11 @@ _AGENT_CHUNK = s.AgentMessageChunk
 _THOUGHT_CHUNK = s.AgentThoughtChunk
 _TERMINAL_CHUNK = s.TerminalOutputChunk
 _RUN_ROLES: dict[type[Any], Role] = {_AGENT_CHUNK: "agent", _THOUGHT_CHUNK: "thought"}
+
+
+def _refer(up: EntityUpdates, what: str, session_id: str) -> None:
+    """P9: a reference to a session, checked by the session's Preview part (``up.refer``)."""
+    up.refer(session_id, what)
 
 
 class Session(StoresView):
@@ -111,6 +116,7 @@ class Session(StoresView):
         "lifecycle",
         "line",
         "permissions",
+        "preview",
         "prompts",
         "prompts_by_message",
         "protocol_version",
@@ -173,7 +179,7 @@ class Session(StoresView):
             session_id, tl, self._note, self.side_events, tracker.user_message
         )
         fg.connect(up.reference_terminal, tracker.turn_ended)
-        up.reference_session = fg.reference_session = self._reference
+        fg.reference_session = partial(_refer, up, "a `subagent` background item")
         self._handlers: dict[type[Any], Callable[[Any], ev.Event]] = {
             s.UserMessageChunk: partial(up.chunk, "user"),
             s.AgentMessageChunk: partial(up.chunk, "agent"),
@@ -196,7 +202,10 @@ class Session(StoresView):
             s.CompactionUpdate: up.compaction,
             s.CompactionSummaryChunk: up.compaction_chunk,
         }
-        self._unknown = install_preview(self._handlers, up, self.unstable, self.diagnostics)
+        pv = self.preview = Preview(
+            session_id, tl, up, self._note, self.unstable, self.diagnostics, lambda: self.replaying
+        )
+        self._unknown = pv.install(self._handlers)
         self._handlers[s.SubagentUpdate] = self._tree_update  # P1-P5, owned by _tree
         self._handlers[s.ReplayComplete] = self._tree_update  # P18, P23
 
@@ -328,11 +337,6 @@ class Session(StoresView):
         tag = plain["sessionUpdate"]
         self.tree.hook(self, tag, plain)
         return ev.TreeUpdateApplied(session_id=self.session_id, update=plain)
-
-    def _reference(self, session_id: str) -> None:
-        """P9: a reference to another session (checked by the connection's tree)."""
-        if self.tree.hook is not None:
-            self.tree.hook(self, "reference", {"sessionId": session_id})
 
     def _state_update(self, u: s.StateUpdate) -> ev.Event:
         return self._fg.apply(u, self.created_by_new, self.replaying)

@@ -147,20 +147,7 @@ class Forest:
     # ------------------------------------------------------------ tree updates
 
     def update(self, session: Session, tag: str, update: dict[str, Any]) -> None:
-        """A tree update on ``session``: ``subagent_update`` or ``replay_complete``.
-
-        Also a ``reference`` to a session (a tool call's ``session`` item, a ``subagent``
-        background item): checked, never creating one (P9).
-        """
-        if tag == "reference":
-            sid = update["sessionId"]
-            if sid not in self.sessions:
-                self._note(
-                    "reference-to-unknown-session",
-                    f"a reference to session {sid!r}, which is not known (kept; P9)",
-                    session.session_id,
-                )
-            return
+        """A tree update applied on ``session``: ``subagent_update`` or ``replay_complete``."""
         self.preview = True
         if tag == "subagent_update":
             self.announce(session, update)

@@ -33,6 +33,7 @@ __all__ = [
     "EntityUpdates",
     "Lists",
     "append_chunk",
+    "replaced_content",
     "commands_update",
     "config_update",
     "runs_of",
@@ -55,6 +56,10 @@ SNAPSHOT_KEYS = {
     | {"toolCallId", "title", "name", "kind", "status", "locations", "rawInput", "rawOutput"}
     | {"capabilities"},
     "compaction": _ENTRY_KEYS | {"compactionId", "status", "summary", "error"},
+    "session message": _ENTRY_KEYS
+    | {"messageId", "senderSessionId", "recipientSessionId", "senderMessageId"}
+    | {"recipientMessageId"},
+    "cursor": frozenset({"cursorId", "anchor", "capabilities", "_meta"}),
     "terminal": frozenset(
         {"terminalId", "command", "cwd", "output", "exitStatus", "size", "capabilities"}
         | {"_meta", "truncatedBytes"}
@@ -86,7 +91,7 @@ def append_chunk(entity: Any, content: list[Any], item: Any, meta: Any) -> None:
     content.append(item)
 
 
-def _replaced(entity: Any, value: Any) -> tuple[list[Any], ev.ContentChange]:
+def replaced_content(entity: Any, value: Any) -> tuple[list[Any], ev.ContentChange]:
     """An upsert's content array (PATCH: not ``UNSET``): the new list and what changed."""
     entity.chunk_meta = None
     if value:
@@ -94,8 +99,8 @@ def _replaced(entity: Any, value: Any) -> tuple[list[Any], ev.ContentChange]:
     return [], "cleared"
 
 
-def _no_check(session_id: str) -> None:
-    """A session on its own cannot tell which sessions exist."""
+def _no_reference_check(session_id: str, what: str) -> None:
+    """Until a session's Preview part connects the check (P9)."""
 
 
 class EntityUpdates:
@@ -111,7 +116,7 @@ class EntityUpdates:
             links its prompts, 10.4).
     """
 
-    __slots__ = ("_note", "_side", "_user_message", "reference_session", "session_id", "tl")
+    __slots__ = ("_note", "_side", "_user_message", "refer", "session_id", "tl")
 
     def __init__(
         self,
@@ -124,10 +129,10 @@ class EntityUpdates:
         self.session_id = session_id
         self.tl = timeline
         self._note = note
-        self.reference_session: Callable[[str], None] = _no_check
-        """Who checks a ``session`` content item's session is known (P9)."""
         self._side = side_events
         self._user_message = user_message
+        self.refer: Callable[[str, str], None] = _no_reference_check
+        """``refer(session_id, what)``: a reference to a session was read (P9)."""
 
     # ------------------------------------------------------------ checks
 
@@ -142,7 +147,7 @@ class EntityUpdates:
                 " out of the snapshot",
             )
 
-    def _patched(self, entity: Any, u: Any, kind: str, key: str) -> None:
+    def patched(self, entity: Any, u: Any, kind: str, key: str) -> None:
         """End an upsert: META-PATCH ``_meta``, PATCH unknown fields (R35), last changed."""
         entity.meta = meta_patch(entity.meta, u.meta)
         if u.extra is not UNSET:
@@ -155,7 +160,7 @@ class EntityUpdates:
         if type(item) is s.Terminal:
             self.reference_terminal(item.terminal_id)
         elif type(item) is s.SessionReference:
-            self.reference_session(item.session_id)  # P9: never creates one
+            self.refer(item.session_id, "a tool call's `session` content")
         elif type(item) is s.Diff:
             for change in item.changes:
                 for path in (getattr(change, "path", None), getattr(change, "old_path", None)):
@@ -263,8 +268,8 @@ class EntityUpdates:
         msg, created = self._message_of(role, u.message_id)
         change: ev.ContentChange = "unchanged"
         if u.content is not UNSET:
-            msg._content, change = _replaced(msg, u.content)
-        self._patched(msg, u, "message", u.message_id)
+            msg._content, change = replaced_content(msg, u.content)
+        self.patched(msg, u, "message", u.message_id)
         return ev.MessageUpserted(self.session_id, role, u.message_id, created, change)
 
     # -------------------------------------------------------- tool calls (7)
@@ -285,7 +290,7 @@ class EntityUpdates:
                 call.cancel_pending = False
         change: ev.ContentChange = "unchanged"
         if u.content is not UNSET:
-            call._content, change = _replaced(call, u.content)
+            call._content, change = replaced_content(call, u.content)
             for item in call._content:
                 self._check_item(item)
         if u.locations is not UNSET:
@@ -302,7 +307,7 @@ class EntityUpdates:
             call.capabilities = u.capabilities
         if (u.status is not UNSET or u.capabilities is not UNSET) and call.finished:
             self._check_final_cancel(call.capabilities, f"tool call {u.tool_call_id!r}")
-        self._patched(call, u, "tool call", u.tool_call_id)
+        self.patched(call, u, "tool call", u.tool_call_id)
         return ev.ToolCallUpserted(self.session_id, u.tool_call_id, created, change)
 
     def tool_call_chunk(self, u: s.ToolCallContentChunk) -> ev.Event:
@@ -351,7 +356,7 @@ class EntityUpdates:
             term.capabilities = u.capabilities
         if (u.exit_status is not UNSET or u.capabilities is not UNSET) and term.exited:
             self._check_final_cancel(term.capabilities, f"terminal {u.terminal_id!r}")
-        self._patched(term, u, "terminal", u.terminal_id)
+        self.patched(term, u, "terminal", u.terminal_id)
         return ev.TerminalUpserted(self.session_id, u.terminal_id, created, change)
 
     def terminal_chunk(self, u: s.TerminalOutputChunk) -> ev.Event:
@@ -422,10 +427,10 @@ class EntityUpdates:
         comp.status = u.status
         change: ev.ContentChange = "unchanged"
         if u.summary is not UNSET:
-            comp._summary, change = _replaced(comp, u.summary)
+            comp._summary, change = replaced_content(comp, u.summary)
         if u.error is not UNSET:
             comp.error = u.error
-        self._patched(comp, u, "compaction", u.compaction_id)
+        self.patched(comp, u, "compaction", u.compaction_id)
         return ev.CompactionUpserted(self.session_id, u.compaction_id, created, change)
 
     def compaction_chunk(self, u: s.CompactionSummaryChunk) -> ev.Event:

@@ -53,6 +53,9 @@ PINNED = {
         "TerminalOutputAppended", "TerminalUpserted", "ToolCallChunkAppended", "ToolCallUpserted",
         "TreeUpdateApplied", "UnknownUpdateReceived", "UnmatchedResponseReceived",
         "UpdateRejected", "UsageUpdated",
+        # the v2 Preview (docs/preview.md)
+        "PlanRemoved", "SessionMessageUpserted", "SessionMessageChunkAppended",
+        "PromptSuggestionsUpdated", "CursorUpserted",
     },
     "acp_client.transport": {
         "AgentConnection", "AgentError", "AgentExited", "PermissionHandler", "PromptHandle",

@@ -458,15 +458,6 @@ def test_preview_md_defines_its_ids_once_in_order() -> None:
 PENDING_PREVIEW_B: frozenset[str] = frozenset()
 
 
-# Being built on this branch (wt-preview-a): removed as their tests land.
-PENDING_PREVIEW_A = frozenset(
-    [f"P{n}" for n in (*range(12, 16), *range(32, 47))]
-    + [f"R{n}" for n in (82, 83, 84, 85, 86)]
-    + [f"B{n}" for n in (6, 16, 17, 23, 24, 25)]
-)
-PENDING_PREVIEW_B |= PENDING_PREVIEW_A
-
-
 def _test_names() -> set[str]:
     names: set[str] = set()
     for path in _python_files(ROOT / "tests"):
