@@ -11,7 +11,6 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
-import pytest
 from helpers import (
     SID,
     Live,
