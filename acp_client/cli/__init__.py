@@ -140,6 +140,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help="retain at most BYTES per terminal",
     )
+    replay.add_argument(
+        "--unstable",
+        action="append",
+        default=[],
+        choices=["prompt_suggestions", "cursors", "unknown_state"],
+        metavar="FEATURE",
+        help="apply an unstable ACP v2 Preview feature: prompt_suggestions, cursors or"
+        " unknown_state (repeatable; otherwise such updates are kept as unknown)",
+    )
     replay.add_argument("--no-thoughts", action="store_true", help="hide the agent's thoughts")
     replay.add_argument("--markdown", action="store_true", help="render message text as Markdown")
     replay.add_argument(
