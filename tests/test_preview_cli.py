@@ -151,3 +151,23 @@ def test_html_page_shows_the_preview_elements(log: Path, tmp_path: Path) -> None
     assert 'to <span class="id">sess_c</span>' in html
     assert "→ session" in html and "prompt suggestions" in html and "Run the suite" in html
     assert "<h4>cursors</h4>" in html and "not confirmed; last known" in html
+
+
+def test_run_passes_the_opt_in_to_its_live_connection() -> None:
+    """``acp-client run --unstable`` reaches the transport's live connection."""
+    from trio.testing import memory_stream_one_way_pair
+
+    from acp_client.transport import AgentConnection
+
+    send, receive = memory_stream_one_way_pair()
+    agent = AgentConnection(send, receive, unstable=("cursors",))
+    cursor = {"sessionUpdate": "cursor_update", "cursorId": "c1"}
+    agent.connection.receive_data((json.dumps(_update("s", cursor)) + "\n").encode())
+    assert agent.connection.snapshot()["sessions"][0]["cursors"] == [{"cursorId": "c1"}]
+
+
+def test_run_accepts_the_unstable_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--help"])
+    assert info.value.code == 0
+    assert "--unstable FEATURE" in capsys.readouterr().out
