@@ -134,32 +134,15 @@ class _Entity:
         self.excluded = False
 
 
-class MessageState(_Entity):
-    """A user message, agent message or thought, keyed by (role, ``messageId``).
+class _Blocks(_Entity):
+    """A message-like entity's content: blocks as received, plain text kept as ``str``."""
 
-    Attributes:
-        role: ``"user"``, ``"agent"`` or ``"thought"`` (fixed by the variant that created it).
-        message_id: the agent's opaque id.
-        meta: stored ``_meta`` after META-PATCH (``None`` when none).
-        extra: unknown fields, patched by key.
-        first_seen / last_changed: ordinals of the updates that created / last changed it.
-        excluded: ``True`` once a ``refusal`` excluded it from the agent's next context.
-    """
+    __slots__ = ("_content", "chunk_meta")
 
-    __slots__ = ("_content", "chunk_meta", "message_id", "role")
-    entry = "message"
-
-    def __init__(self, role: Role, message_id: str, ordinal: int) -> None:
+    def __init__(self, ordinal: int) -> None:
         super().__init__(ordinal)
-        self.role = role
-        self.message_id = message_id
         self._content: list[Any] = []
         self.chunk_meta: dict[int, dict[str, Any]] | None = None
-
-    @property
-    def key(self) -> tuple[str, str]:
-        """The timeline key: (role, message id)."""
-        return (self.role, self.message_id)
 
     @property
     def content(self) -> ListView[s.ContentBlock]:
@@ -175,6 +158,32 @@ class MessageState(_Entity):
             elif type(block) is s.TextContent:
                 parts.append(block.text)
         return "".join(parts)
+
+
+class MessageState(_Blocks):
+    """A user message, agent message or thought, keyed by (role, ``messageId``).
+
+    Attributes:
+        role: ``"user"``, ``"agent"`` or ``"thought"`` (fixed by the variant that created it).
+        message_id: the agent's opaque id.
+        meta: stored ``_meta`` after META-PATCH (``None`` when none).
+        extra: unknown fields, patched by key.
+        first_seen / last_changed: ordinals of the updates that created / last changed it.
+        excluded: ``True`` once a ``refusal`` excluded it from the agent's next context.
+    """
+
+    __slots__ = ("message_id", "role")
+    entry = "message"
+
+    def __init__(self, role: Role, message_id: str, ordinal: int) -> None:
+        super().__init__(ordinal)
+        self.role = role
+        self.message_id = message_id
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The timeline key: (role, message id)."""
+        return (self.role, self.message_id)
 
     def __repr__(self) -> str:
         return f"MessageState({self.role!r}, {self.message_id!r}, blocks={len(self._content)})"
@@ -419,7 +428,7 @@ class CompactionState(_Entity):
         return f"CompactionState({self.compaction_id!r}, status={self.status!r})"
 
 
-class SessionMessageState(_Entity):
+class SessionMessageState(_Blocks):
     """An inter-session message keyed by ``messageId`` in its own id space (P12-P15).
 
     The participant fields are ``None`` when unset or cleared; ``content`` holds the blocks
@@ -427,8 +436,6 @@ class SessionMessageState(_Entity):
     """
 
     __slots__ = (
-        "_content",
-        "chunk_meta",
         "message_id",
         "recipient_message_id",
         "recipient_session_id",
@@ -444,26 +451,11 @@ class SessionMessageState(_Entity):
         self.recipient_session_id: str | None = None
         self.sender_message_id: str | None = None
         self.recipient_message_id: str | None = None
-        self._content: list[Any] = []
-        self.chunk_meta: dict[int, dict[str, Any]] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
         """The timeline key: ("sessionMessage", message id)."""
         return ("sessionMessage", self.message_id)
-
-    @property
-    def content(self) -> ListView[s.ContentBlock]:
-        """The content blocks, as received."""
-        return ListView(self._content, text_block)
-
-    def text(self) -> str:
-        """The message's text for display: its text blocks joined."""
-        return "".join(
-            b if type(b) is str else b.text
-            for b in self._content
-            if type(b) in (str, s.TextContent)
-        )
 
     def __repr__(self) -> str:
         return f"SessionMessageState({self.message_id!r}, blocks={len(self._content)})"

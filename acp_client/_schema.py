@@ -1222,13 +1222,8 @@ class AgentCapabilities(Wire):
     meta: Meta_ = UNSET
 
 
-class PromptSuggestionsCapabilities(Wire):
+class PromptSuggestionsCapabilities(PromptCapabilities):
     """Block types the client's prompt suggestions may hold beyond text and resource links."""
-
-    image: Annotated[_Marker | None | UnsetType, D] = UNSET
-    audio: Annotated[_Marker | None | UnsetType, D] = UNSET
-    embedded_context: Annotated[_Marker | None | UnsetType, D] = UNSET
-    meta: Meta_ = UNSET
 
 
 class ClientSessionCapabilities(Wire):

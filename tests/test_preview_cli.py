@@ -1,96 +1,173 @@
-"""The command line's views of the v2 Preview: children under their parent, the replay phase.
+"""``acp-client replay`` on a log with the v2 Preview's elements (docs/preview.md).
 
-``acp-client replay`` / ``run`` show a child indented under its parent, titled by the
-association, with its own state (or the parent's mirror, else "activity unknown"); a
-resumed session shows its replay phase, a truncated replay as a warning (ACP-V2-PREVIEW
-3.1, 3.3). The HTML page nests children by ``parentSessionId`` and shows the same phase.
+The rendered view shows inter-session messages with sender and recipient, a tool call's link
+to a session, the opt-in suggestions, cursors and the ``unknown`` state; a removed plan is
+gone from the plans; ``--json`` carries the new keys; the HTML page shows the same.
 """
 
 from __future__ import annotations
 
-import io
-import re
+import json
+from pathlib import Path
 from typing import Any
 
-from helpers import empty_session
-from rich.console import Console
+import pytest
 
-from acp_client.cli._html import LogPage, render_page
-from acp_client.cli._render import render_snapshot
-from acp_client.cli._render_sections import tree_order
+from acp_client.cli import main
 
-SGR = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def render(snapshot: dict[str, Any]) -> str:
-    out = io.StringIO()
-    render_snapshot(snapshot, Console(file=out, force_terminal=True, width=120))
-    return SGR.sub("", out.getvalue())
-
-
-def snapshot(*sessions: dict[str, Any]) -> dict[str, Any]:
-    return {"format": "acp-client/snapshot@1", "sessions": list(sessions), "diagnostics": []}
-
-
-PARENT = empty_session("sess_p", children=["sess_c"])
-CHILD = empty_session(
-    "sess_c",
-    parentSessionId="sess_p",
-    subagent={"title": "Explorer", "description": "reads code", "state": {"state": "running"}},
-)
-OTHER = empty_session("sess_o")
+LINES: list[dict[str, Any]] = [
+    {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}},
+    },
+    {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "result": {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, "capabilities": {}},
+    },
+    {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/w", "mcpServers": []}},
+    {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "sess_p"}},
+]
 
 
-def test_children_are_indented_under_their_parent_and_titled() -> None:
-    text = render(snapshot(CHILD, OTHER, PARENT))  # snapshot order: child first
-    lines = text.splitlines()
-    heads = [i for i, line in enumerate(lines) if "sess_" in line and "─" in line]
-    order = [re.search(r"sess_\w", lines[i]).group(0) for i in heads]  # type: ignore[union-attr]
-    assert order == ["sess_o", "sess_p", "sess_c"]
-    child_head = lines[heads[2]]
-    assert child_head.startswith("  ") and "subagent sess_c" in child_head
-    assert "Explorer" in child_head
-    assert "child of sess_p" in text and "reads code" in text
-    assert "state (reported by the parent): running" in text
+def _update(sid: str, update: dict[str, Any]) -> dict[str, Any]:
+    params = {"sessionId": sid, "update": update}
+    return {"jsonrpc": "2.0", "method": "session/update", "params": params}
 
 
-def test_a_child_without_any_state_is_activity_unknown() -> None:
-    bare = empty_session("sess_c", parentSessionId="sess_p", subagent={})
-    assert "activity unknown" in render(snapshot(PARENT, bare))
+def _text(t: str) -> dict[str, Any]:
+    return {"type": "text", "text": t}
 
 
-def test_tree_order_survives_cycles_and_missing_parents() -> None:
-    a = empty_session("a", parentSessionId="b")
-    b = empty_session("b", parentSessionId="a")
-    orphan = empty_session("x", parentSessionId="gone")
-    assert [(s["sessionId"], d) for s, d in tree_order([a, b, orphan])] == [
-        ("x", 0),
-        ("a", 0),
-        ("b", 1),
-    ]
+UPDATES = [
+    _update(
+        "sess_c",
+        {
+            "sessionUpdate": "session_message",
+            "messageId": "sm1",
+            "senderSessionId": "sess_p",
+            "recipientSessionId": "sess_c",
+            "content": [_text("Explore the parser")],
+        },
+    ),
+    _update(
+        "sess_p",
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "t1",
+            "title": "Spawn explorer",
+            "content": [{"type": "session", "sessionId": "sess_c"}],
+        },
+    ),
+    _update(
+        "sess_p",
+        {
+            "sessionUpdate": "plan_update",
+            "plan": {"type": "markdown", "planId": "old", "content": "# gone"},
+        },
+    ),
+    _update("sess_p", {"sessionUpdate": "plan_removed", "planId": "old"}),
+    _update(
+        "sess_p",
+        {
+            "sessionUpdate": "prompt_suggestions_update",
+            "suggestions": [{"prompt": [_text("Run the suite")]}],
+        },
+    ),
+    _update(
+        "sess_p",
+        {
+            "sessionUpdate": "cursor_update",
+            "cursorId": "cur1",
+            "anchor": {"type": "tool_call", "toolCallId": "t1", "position": "after"},
+        },
+    ),
+    _update("sess_p", {"sessionUpdate": "state_update", "state": "running"}),
+    _update("sess_p", {"sessionUpdate": "state_update", "state": "unknown"}),
+]
+OPT_IN = [
+    "--unstable",
+    "prompt_suggestions",
+    "--unstable",
+    "cursors",
+    "--unstable",
+    "unknown_state",
+]
 
 
-def test_replay_phase_and_truncation_warning() -> None:
-    live = empty_session(
-        "s1", replay={"phase": "live", "complete": True, "truncated": False, "requestId": 9}
-    )
-    cut = empty_session(
-        "s2", replay={"phase": "live", "complete": False, "truncated": True, "requestId": 4}
-    )
-    going = empty_session(
-        "s3", replay={"phase": "replaying", "complete": False, "truncated": False, "requestId": 5}
-    )
-    text = render(snapshot(live, cut, going))
-    assert "replay: live (complete)" in text
-    assert "replay truncated" in text
-    assert "replaying history" in text
+@pytest.fixture
+def log(tmp_path: Path) -> Path:
+    path = tmp_path / "preview.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in LINES + UPDATES))
+    return path
 
 
-def test_html_nests_children_and_shows_the_replay_phase() -> None:
-    cut = {**PARENT, "replay": {"phase": "live", "complete": False, "truncated": True}}
-    page = render_page([LogPage("log", snapshot(cut, CHILD))])
-    parent_at = page.index('<span class="id">sess_p</span>')
-    child_at = page.index('<span class="id">sess_c</span>')
-    assert parent_at < child_at < page.index("</section>", child_at)
-    assert "<h3>Explorer" in page
-    assert "replay truncated" in page
+def test_replay_json_carries_the_preview_keys(
+    log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["replay", "--json", *OPT_IN, str(log)]) == 0
+    sessions = {s["sessionId"]: s for s in json.loads(capsys.readouterr().out)["sessions"]}
+    parent, child = sessions["sess_p"], sessions["sess_c"]
+    assert child["timeline"][0]["entry"] == "sessionMessage"
+    assert child["timeline"][0]["senderSessionId"] == "sess_p"
+    assert parent["plans"] == []
+    assert parent["promptSuggestions"] == [{"prompt": [_text("Run the suite")]}]
+    assert parent["cursors"][0]["cursorId"] == "cur1"
+    assert parent["lastKnownState"] == {"state": "running"}
+
+
+def test_replay_without_opt_in_keeps_unstable_updates_unknown(
+    log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["replay", "--json", str(log)]) == 0
+    parent = json.loads(capsys.readouterr().out)["sessions"][0]
+    kinds = [u["sessionUpdate"] for u in parent["unknownUpdates"]]
+    assert kinds == ["prompt_suggestions_update", "cursor_update"]
+    assert not {"promptSuggestions", "cursors", "lastKnownState"} & parent.keys()
+    assert parent["state"] == {"state": "unknown"}
+
+
+def test_rendered_view_shows_sender_recipient_and_opt_in_features(
+    log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["replay", *OPT_IN, str(log)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "session message from sess_p to sess_c sm1" in out
+    assert "Explore the parser" in out
+    assert "→ session sess_c" in out
+    assert "prompt suggestions: 1" in out and "Run the suite" in out
+    assert "cursor cur1" in out
+    assert "not confirmed (last known: running)" in out
+    assert "# gone" not in out  # the removed plan
+
+
+def test_html_page_shows_the_preview_elements(log: Path, tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    assert main(["replay", *OPT_IN, str(log), "--html", str(page)]) == 0
+    html = page.read_text(encoding="utf-8")
+    assert 'session message from <span class="id">sess_p</span>' in html
+    assert 'to <span class="id">sess_c</span>' in html
+    assert "→ session" in html and "prompt suggestions" in html and "Run the suite" in html
+    assert "<h4>cursors</h4>" in html and "not confirmed; last known" in html
+
+
+def test_run_passes_the_opt_in_to_its_live_connection() -> None:
+    """``acp-client run --unstable`` reaches the transport's live connection."""
+    from trio.testing import memory_stream_one_way_pair
+
+    from acp_client.transport import AgentConnection
+
+    send, receive = memory_stream_one_way_pair()
+    agent = AgentConnection(send, receive, unstable=("cursors",))
+    cursor = {"sessionUpdate": "cursor_update", "cursorId": "c1"}
+    agent.connection.receive_data((json.dumps(_update("s", cursor)) + "\n").encode())
+    assert agent.connection.snapshot()["sessions"][0]["cursors"] == [{"cursorId": "c1"}]
+
+
+def test_run_accepts_the_unstable_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--help"])
+    assert info.value.code == 0
+    assert "--unstable FEATURE" in capsys.readouterr().out

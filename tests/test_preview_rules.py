@@ -524,3 +524,72 @@ def test_x0_streams_without_preview_elements_have_no_new_keys() -> None:
     log = log_with(SID)
     log.upd(msg("user", "u", content=[text("x")]), state("running"), idle("end_turn"))
     assert not {"promptSuggestions", "cursors", "lastKnownState"} & log.session().keys()
+
+
+# --------------------------------------------------------------------- properties
+
+_ANCHORS = st.sampled_from(
+    [anchor("u1"), anchor("u1", "before"), anchor("a1", kind="agent_message")]
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "anchor": _ANCHORS,
+                "capabilities": st.none() | st.dictionaries(st.sampled_from("xy"), st.integers()),
+                "_meta": st.none()
+                | st.dictionaries(st.sampled_from("ab"), st.none() | st.integers()),
+            },
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_p41_p42_p43_a_cursor_is_its_first_anchor_and_its_patched_fields(
+    updates: list[dict[str, Any]],
+) -> None:
+    """Whatever the sequence of updates: the anchor is the first one sent (P41, P42), the
+    capabilities the last value sent (P43), ``_meta`` the META-PATCH of every one (P43)."""
+    log = log_with(SID)
+    log.upd(*(cursor("c", **u) for u in updates))
+    (got,) = log.session()["cursors"]
+    anchors = [u["anchor"] for u in updates if "anchor" in u]
+    assert got.get("anchor") == (anchors[0] if anchors else None)
+    caps = [u["capabilities"] for u in updates if "capabilities" in u]
+    assert got.get("capabilities") == (caps[-1] if caps else None)
+    meta: dict[str, Any] | None = None
+    for u in updates:
+        if "_meta" not in u:
+            continue
+        if u["_meta"] is None:
+            meta = None
+        elif u["_meta"]:
+            merged = {**(meta or {}), **u["_meta"]}
+            meta = {k: v for k, v in merged.items() if v is not None} or None
+    assert got.get("_meta") == meta
+    changed = sum(1 for a in anchors[1:] if a != anchors[0])
+    assert log.codes().count("cursor-anchor-changed") == changed
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.sampled_from(["p1", "p2", "p3"])), max_size=12))
+def test_p45_plans_follow_updates_and_removals_in_order(ops: list[tuple[bool, str]]) -> None:
+    """P45: the plans are those updated and not removed since, in the order each was
+    (re)created; removing an unknown id changes nothing and reports nothing."""
+    log = log_with(SID, unstable=())
+    model: list[str] = []
+    for remove, pid in ops:
+        if remove:
+            log.upd({"sessionUpdate": "plan_removed", "planId": pid})
+            if pid in model:
+                model.remove(pid)
+        else:
+            log.upd(plan_items(pid, "x"))
+            if pid not in model:
+                model.append(pid)
+    assert [p["planId"] for p in log.session()["plans"]] == model
+    assert log.codes() == []

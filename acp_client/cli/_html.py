@@ -118,8 +118,12 @@ def _state(session: Mapping[str, Any]) -> str:
         out += f' <span class="dim">stop reason</span> {esc(state.get("stopReason"))}'
     if state.get("error") is not None:
         out += " " + error_html(state.get("error"))
+    last = session.get("lastKnownState")
+    if isinstance(last, Mapping):  # the opt-in `unknown` state (ACP v2 Preview P32)
+        out += f' <span class="dim">not confirmed; last known</span> {badge(last.get("state"))}'
     background = [
-        f"{esc(b.get('type'))} {esc(b.get('terminalId') or b.get('toolCallId'))}"
+        f"{esc(b.get('type'))} "
+        f"{esc(b.get('terminalId') or b.get('toolCallId') or b.get('sessionId'))}"
         for b in dicts(state.get("background"))
     ]
     if background:
@@ -187,6 +191,30 @@ def _usage(usage: object) -> str:
     if isinstance(cost, Mapping):
         text += f" · cost {esc(cost.get('amount'))} {esc(cost.get('currency'))}"
     return f"<h4>usage</h4><p>{text}</p>"
+
+
+def _suggestions(session: Mapping[str, Any]) -> str:
+    """Prompt suggestions and cursors (opt-in, ACP v2 Preview P34, P40), when present."""
+    out = ""
+    items = session.get("promptSuggestions")
+    if isinstance(items, list):
+        texts = [
+            esc(" ".join(str(b.get("text")) for b in dicts(i.get("prompt")) if "text" in b))
+            for i in dicts(items)
+        ]
+        out += "<h4>prompt suggestions</h4>" + (
+            "<ul>" + "".join(f"<li>{x}</li>" for x in texts) + "</ul>"
+            if texts
+            else '<p class="dim">none</p>'
+        )
+    cursors = list(dicts(session.get("cursors")))
+    if cursors:
+        out += "<h4>cursors</h4>" + "".join(
+            f'<div><span class="id">{esc(c.get("cursorId"))}</span>'
+            f"{json_pre(c.get('anchor'))}</div>"
+            for c in cursors
+        )
+    return out
 
 
 def _notices(notices: object) -> str:
@@ -302,6 +330,7 @@ def _session(
     if others:
         out.append("<h4>terminals</h4>" + "".join(others))
     out.append(_plans(session.get("plans")))
+    out.append(_suggestions(session))
     out.append(_usage(session.get("usage")))
     out.append(_notices(session.get("notices")))
     out.append(_prompts(session.get("prompts")))

@@ -96,6 +96,7 @@ class _Renderer(_EntityRenderer):
         for term in others:
             tail += self.terminal(term, ctx)
         tail += sections.plans(session.get("plans"))
+        tail += sections.suggestions(session)
         tail += sections.usage(session.get("usage"))
         tail += sections.notices(session.get("notices"))
         tail += sections.prompts(session.get("prompts"))

@@ -116,6 +116,9 @@ def state(session: Mapping[str, Any]) -> list[RenderableType]:
             parts.append(("running", "cyan"))
         elif name == "requires_action":
             parts.append(("requires action (waiting for the user)", "bold yellow"))
+        elif name == "unknown" and isinstance(session.get("lastKnownState"), Mapping):
+            last = _s(session["lastKnownState"].get("state"))
+            parts.append((f"not confirmed (last known: {last})", "yellow"))
         else:
             parts.append((_s(name), "magenta"))
             extra = {k: v for k, v in state.items() if k not in ("state", "background")}
@@ -125,7 +128,8 @@ def state(session: Mapping[str, Any]) -> list[RenderableType]:
         if name == "idle" and state.get("stopReason") == "error":
             out.append(_indent(_lines(*error_parts(state.get("error")))))
         background = [
-            f"{_s(b.get('type'))} {_s(b.get('terminalId') or b.get('toolCallId'))}".strip()
+            f"{_s(b.get('type'))} "
+            f"{_s(b.get('terminalId') or b.get('toolCallId') or b.get('sessionId'))}".strip()
             for b in _dicts(state.get("background"))
         ]
         if background:
@@ -183,6 +187,22 @@ def plans(plans: object) -> list[RenderableType]:
                     )
                 )
             )
+    return out
+
+
+def suggestions(session: Mapping[str, Any]) -> list[RenderableType]:
+    """The current prompt suggestions (opt-in, ACP v2 Preview P34), then the cursors (P40)."""
+    out: list[RenderableType] = []
+    items = session.get("promptSuggestions")
+    if isinstance(items, list):
+        out.append(_line(("prompt suggestions: ", "bold"), str(len(items)) if items else "none"))
+        for item in _dicts(items):
+            texts = [_s(b.get("text")) for b in _dicts(item.get("prompt")) if "text" in b]
+            out.append(_indent(_lines("• ", _Lines(" ".join(texts) or sanitize_json(item)))))
+    for cursor in _dicts(session.get("cursors")):
+        anchor = cursor.get("anchor")
+        where = sanitize_json(anchor) if anchor is not None else "(no anchor)"
+        out.append(_line(("cursor ", "bold"), (_s(cursor.get("cursorId")), "dim"), "  ", where))
     return out
 
 
