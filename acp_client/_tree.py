@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from . import _events as ev
 from ._codec import to_builtins
-from ._patch import meta_patch
+from ._patch import meta_patch, patch_extra
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -33,8 +33,6 @@ __all__ = ["Forest", "Node", "ReplayPhase", "effective", "load_tree", "plain_upd
 
 RequestId = int | str
 Note = Callable[..., None]
-#: Association fields PATCHed as wholes (P5); ``_meta`` is META-PATCHed, ``state`` P31.
-_PATCHED = ("title", "description", "capabilities", "cwd", "additionalDirectories", "state")
 
 
 def plain_update(update: Any) -> dict[str, Any]:
@@ -334,30 +332,20 @@ def load_tree(node: Node, data: dict[str, Any]) -> None:
 
 
 def _patch(node: Node, update: dict[str, Any]) -> None:
-    """PATCH the association (P5, P31): ``null`` clears, a value replaces whole."""
-    assoc = node.subagent if node.subagent is not None else {}
-    for key in _PATCHED:
-        if key in update:
-            value = update[key]
-            if value is None:
-                assoc.pop(key, None)
-            elif key == "state" and isinstance(value, dict):
-                assoc[key] = {k: v for k, v in value.items() if k != "sessionUpdate"}
-            else:
-                assoc[key] = value
+    """PATCH the association (P5, P31): ``null`` clears, a value replaces whole.
+
+    ``_meta`` is META-PATCHed; unknown fields are PATCHed by key (13.2).
+    """
+    fields = {k: v for k, v in update.items() if k not in _NOT_PATCHED}
+    state = fields.get("state")
+    if isinstance(state, dict):  # the mirror is stored without its tag
+        fields["state"] = {k: v for k, v in state.items() if k != "sessionUpdate"}
+    assoc = patch_extra(node.subagent, fields) or {}
     if "_meta" in update:
-        meta = meta_patch(assoc.get("_meta"), update["_meta"])
-        if meta is None:
-            assoc.pop("_meta", None)
-        else:
+        meta = meta_patch(assoc.pop("_meta", None), update["_meta"])
+        if meta is not None:
             assoc["_meta"] = meta
-    for key, value in update.items():  # unknown fields: PATCH by key (13.2)
-        if key not in _KNOWN:
-            if value is None:
-                assoc.pop(key, None)
-            else:
-                assoc[key] = value
     node.subagent = assoc
 
 
-_KNOWN = frozenset({*_PATCHED, "_meta", "sessionId", "sessionUpdate"})
+_NOT_PATCHED = frozenset({"_meta", "sessionId", "sessionUpdate"})
