@@ -28,15 +28,8 @@ def meta_patch(stored: dict[str, Any] | None, value: Any) -> dict[str, Any] | No
         return stored
     if value is None:
         return None
-    if not value:
-        return stored
-    out = dict(stored) if stored else {}
-    for key, item in value.items():
-        if item is None:
-            out.pop(key, None)
-        else:
-            out[key] = item
-    return out or None
+    # Past ``null``, META-PATCH is PATCH by key (an empty object changes nothing).
+    return patch_extra(stored, value)
 
 
 def patch_extra(stored: dict[str, Any] | None, extra: Any) -> dict[str, Any] | None:
