@@ -39,8 +39,9 @@ from ._render_entities import _EntityRenderer, _Options, _SessionContext
 # plain_text and its piece sizes are re-exported: they were importable from here
 from ._render_text import _PIECE_CHARS as _PIECE_CHARS
 from ._render_text import _PIECE_LINES as _PIECE_LINES
-from ._render_text import _dicts, _indent, _line, _s
+from ._render_text import _indent, _line, _s
 from ._render_text import plain_text as plain_text
+from ._values import dicts as _dicts
 
 __all__ = ["SNAPSHOT_FORMAT", "render_snapshot", "snapshot_renderable"]
 
