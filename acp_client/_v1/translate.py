@@ -50,6 +50,13 @@ def _ignore(code: str, message: str, path: str) -> None:
     return None
 
 
+def _each(items: JSON, translate: Callable[[JSON], JSON]) -> JSON:
+    """An array with ``translate`` applied to each item; any other value unchanged."""
+    if not isinstance(items, list):
+        return items
+    return [translate(item) for item in items]
+
+
 # --- section 6.0: `_meta` as a replacement patch -------------------------------------------
 
 
@@ -212,16 +219,16 @@ def _config_option(option: JSON) -> JSON:
     out = dict(option)
     if "configId" not in out and "id" in out:
         out["configId"] = out.pop("id")
-    values = out.get("options")
-    if isinstance(values, list):
-        groups: list[JSON] = []
-        for item in values:
-            if isinstance(item, dict) and "groupId" not in item and "group" in item:
-                item = dict(item)
-                item["groupId"] = item.pop("group")
-            groups.append(item)
-        out["options"] = groups
+    if "options" in out:
+        out["options"] = _each(out["options"], _option_group)
     return out
+
+
+def _option_group(item: JSON) -> JSON:
+    if isinstance(item, dict) and "groupId" not in item and "group" in item:
+        item = dict(item)
+        item["groupId"] = item.pop("group")
+    return item
 
 
 def config_options(options: JSON) -> list[JSON]:
@@ -276,20 +283,19 @@ def modes_list(available: JSON) -> list[dict[str, JSON]]:
 # --- section 6.4: commands and plans --------------------------------------------------------
 
 
+def _command(command: JSON) -> JSON:
+    if isinstance(command, dict):
+        command = dict(command)
+        command.setdefault("type", "command")
+        hint = command.get("input")
+        if isinstance(hint, dict) and "type" not in hint:
+            command["input"] = {"type": "text", **hint}
+    return command
+
+
 def commands(available: JSON) -> JSON:
     """Give each v1 command ``type: "command"`` and each input ``type: "text"``."""
-    if not isinstance(available, list):
-        return available
-    out: list[JSON] = []
-    for command in available:
-        if isinstance(command, dict):
-            command = dict(command)
-            command.setdefault("type", "command")
-            hint = command.get("input")
-            if isinstance(hint, dict) and "type" not in hint:
-                command["input"] = {"type": "text", **hint}
-        out.append(command)
-    return out
+    return _each(available, _command)
 
 
 def plan_update(update: dict[str, JSON], report: Report = _ignore) -> dict[str, JSON]:
@@ -374,17 +380,16 @@ def tool_call_content(
     return out
 
 
+def _location(item: JSON) -> JSON:
+    line = item.get("line") if isinstance(item, dict) else None
+    if isinstance(line, int) and not isinstance(line, bool) and line < 1:
+        return {k: v for k, v in item.items() if k != "line"}
+    return item
+
+
 def locations(items: JSON) -> JSON:
     """Drop ``line: 0`` (v2 lines are 1-based); everything else unchanged."""
-    if not isinstance(items, list):
-        return items
-    out: list[JSON] = []
-    for item in items:
-        line = item.get("line") if isinstance(item, dict) else None
-        if isinstance(line, int) and not isinstance(line, bool) and line < 1:
-            item = {k: v for k, v in item.items() if k != "line"}
-        out.append(item)
-    return out
+    return _each(items, _location)
 
 
 def strip_nulls(
