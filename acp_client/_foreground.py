@@ -348,19 +348,17 @@ class Foreground:
             if type(item) is s.BackgroundToolCall and item.tool_call_id not in kept_calls:
                 call = self._tl.tool_calls.get(item.tool_call_id)
                 if call is not None and not call.finished:
-                    self._note(
-                        "background-dropped-unfinished",
-                        f"tool call {item.tool_call_id!r} left the background list without a"
-                        " final status (nothing is inferred; R54)",
-                    )
+                    self._dropped_unfinished(f"tool call {item.tool_call_id!r}", "a final status")
             elif type(item) is s.BackgroundTerminal and item.terminal_id not in kept_terms:
                 term = self._tl.terminals.get(item.terminal_id)
                 if term is not None and not term.exited:
-                    self._note(
-                        "background-dropped-unfinished",
-                        f"terminal {item.terminal_id!r} left the background list without an"
-                        " exit status (nothing is inferred; R54)",
-                    )
+                    self._dropped_unfinished(f"terminal {item.terminal_id!r}", "an exit status")
+
+    def _dropped_unfinished(self, what: str, end: str) -> None:
+        self._note(
+            "background-dropped-unfinished",
+            f"{what} left the background list without {end} (nothing is inferred; R54)",
+        )
 
     def in_background(self, tool_call_id: str | None, terminal_id: str | None = None) -> bool:
         """Whether the latest ``background`` list names this tool call or terminal."""
