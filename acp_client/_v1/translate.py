@@ -154,14 +154,18 @@ def auth_method(item: JSON) -> JSON:
     return out
 
 
+def _initialize_shape(v1: dict[str, JSON], v1_info: str, v1_capabilities: str) -> dict[str, JSON]:
+    """An ``initialize`` message's keys as they are, but for v2's ``info`` and capabilities."""
+    out: dict[str, JSON] = {
+        k: v for k, v in v1.items() if k not in (v1_capabilities, v1_info, "capabilities", "info")
+    }
+    out["info"] = _info(v1, v1_info)
+    return out
+
+
 def initialize_result(result: dict[str, JSON]) -> dict[str, JSON]:
     """A v1 ``initialize`` result in v2 shape; ``protocolVersion`` is kept as received."""
-    out: dict[str, JSON] = {
-        k: v
-        for k, v in result.items()
-        if k not in ("agentCapabilities", "agentInfo", "capabilities", "info")
-    }
-    out["info"] = _info(result, "agentInfo")
+    out = _initialize_shape(result, "agentInfo", "agentCapabilities")
     methods = result.get("authMethods")
     if isinstance(methods, list):
         out["authMethods"] = [auth_method(item) for item in methods]
@@ -174,12 +178,7 @@ def initialize_result(result: dict[str, JSON]) -> dict[str, JSON]:
 
 def client_initialize_params(params: dict[str, JSON]) -> dict[str, JSON]:
     """v1 ``initialize`` params (``clientInfo``, ``clientCapabilities``) in v2 shape."""
-    out: dict[str, JSON] = {
-        k: v
-        for k, v in params.items()
-        if k not in ("clientCapabilities", "clientInfo", "capabilities", "info")
-    }
-    out["info"] = _info(params, "clientInfo")
+    out = _initialize_shape(params, "clientInfo", "clientCapabilities")
     if isinstance(params.get("capabilities"), dict):
         out["capabilities"] = params["capabilities"]
         return out
