@@ -135,17 +135,8 @@ class EntityUpdates:
                 " out of the snapshot",
             )
 
-    def _patched(self, entity: Any, u: Any, kind: str, key: str, final: bool | None = None) -> None:
-        """End an upsert: META-PATCH ``_meta``, PATCH unknown fields (R35), last changed.
-
-        A tool call or terminal (``final`` not ``None``) also PATCHes ``capabilities`` and,
-        if ``final`` (it is final and this upsert set its end or capabilities), checks A26.
-        """
-        if final is not None:
-            if u.capabilities is not UNSET:
-                entity.capabilities = u.capabilities
-            if final:
-                self._check_final_cancel(entity.capabilities, f"{kind} {key!r}")
+    def _patched(self, entity: Any, u: Any, kind: str, key: str) -> None:
+        """End an upsert: META-PATCH ``_meta``, PATCH unknown fields (R35), last changed."""
         entity.meta = meta_patch(entity.meta, u.meta)
         if u.extra is not UNSET:
             self.check_shadowed(u.extra, kind, key)
@@ -298,8 +289,11 @@ class EntityUpdates:
             call.raw_input = u.raw_input
         if u.raw_output is not UNSET:
             call.raw_output = u.raw_output
-        final = (u.status is not UNSET or u.capabilities is not UNSET) and call.finished
-        self._patched(call, u, "tool call", u.tool_call_id, final)
+        if u.capabilities is not UNSET:
+            call.capabilities = u.capabilities
+        if (u.status is not UNSET or u.capabilities is not UNSET) and call.finished:
+            self._check_final_cancel(call.capabilities, f"tool call {u.tool_call_id!r}")
+        self._patched(call, u, "tool call", u.tool_call_id)
         return ev.ToolCallUpserted(self.session_id, u.tool_call_id, created, change)
 
     def tool_call_chunk(self, u: s.ToolCallContentChunk) -> ev.Event:
@@ -344,8 +338,11 @@ class EntityUpdates:
                 term.cancel_pending = False
         if u.size is not UNSET:
             term.size = u.size
-        final = (u.exit_status is not UNSET or u.capabilities is not UNSET) and term.exited
-        self._patched(term, u, "terminal", u.terminal_id, final)
+        if u.capabilities is not UNSET:
+            term.capabilities = u.capabilities
+        if (u.exit_status is not UNSET or u.capabilities is not UNSET) and term.exited:
+            self._check_final_cancel(term.capabilities, f"terminal {u.terminal_id!r}")
+        self._patched(term, u, "terminal", u.terminal_id)
         return ev.TerminalUpserted(self.session_id, u.terminal_id, created, change)
 
     def terminal_chunk(self, u: s.TerminalOutputChunk) -> ev.Event:
