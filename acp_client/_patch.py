@@ -28,18 +28,20 @@ def meta_patch(stored: dict[str, Any] | None, value: Any) -> dict[str, Any] | No
         return stored
     if value is None:
         return None
-    # Past ``null``, META-PATCH is PATCH by key (an empty object changes nothing).
-    return patch_extra(stored, value)
+    if not value:
+        return stored
+    out = dict(stored) if stored else {}
+    for key, item in value.items():
+        if item is None:
+            out.pop(key, None)
+        else:
+            out[key] = item
+    return out or None
 
 
 def patch_extra(stored: dict[str, Any] | None, extra: Any) -> dict[str, Any] | None:
     """PATCH each unknown field of an upsert by key (``null`` removes the key)."""
     if extra is UNSET or not extra:
         return stored
-    out = dict(stored) if stored else {}
-    for key, item in extra.items():
-        if item is None:
-            out.pop(key, None)
-        else:
-            out[key] = item
-    return out or None
+    # An object of unknown fields patches like a ``_meta`` object (META-PATCH past null).
+    return meta_patch(stored, extra)
