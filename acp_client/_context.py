@@ -31,6 +31,7 @@ from ._errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from ._prompts import PermissionState, PromptState
 from ._rpc import RequestId, Rpc
 from ._session import Session
+from ._tree import Forest
 
 __all__ = [
     "Context",
@@ -139,7 +140,7 @@ class Offer:
 class Registry:
     """Every session of the connection, by id, in first-seen order."""
 
-    __slots__ = ("by_id", "live", "notes", "offer", "terminal_limit", "unstable")
+    __slots__ = ("by_id", "forest", "live", "notes", "offer", "terminal_limit", "unstable")
 
     def __init__(
         self,
@@ -154,6 +155,11 @@ class Registry:
         self.terminal_limit = terminal_limit
         self.unstable = unstable
         self.live = False  # live: suggestions the client did not advertise are reported (P39)
+        self.forest = Forest(self.by_id, self.session, self._tree_note)
+        """The session tree and the replays in flight (ACP-V2-PREVIEW 3.1, 3.3)."""
+
+    def _tree_note(self, code: str, message: str, session_id: str) -> None:
+        self.notes.note(code, message, session_id=session_id)
 
     def session(self, session_id: str, events: list[ev.Event] | None = None) -> Session:
         """The session with that id, created (``SessionCreated`` unannounced) if new."""
@@ -166,6 +172,7 @@ class Registry:
                 unstable=self.unstable,
             )
             session.protocol_version = self.offer.protocol_version  # the connection's, if known
+            session.tree.hook = self.forest.update
             session.preview.known = self.by_id.__contains__  # references never create (P9)
             if self.live:
                 session.preview.advertised = self.offer.suggestions_advertised

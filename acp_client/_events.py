@@ -45,6 +45,7 @@ __all__ = [
     "SessionClosed",
     "ReplayStarted",
     "ReplayFinished",
+    "TreeUpdateApplied",
     "CancelRequested",
     "PromptSent",
     "PromptAccepted",
@@ -258,6 +259,17 @@ class ReplayFinished(_SessionEvent, frozen=True):
 
     ok: bool
     unretained: int
+
+
+class TreeUpdateApplied(_SessionEvent, frozen=True):
+    """A ``subagent_update`` or ``replay_complete`` on this session (ACP-V2-PREVIEW 3.1, 3.3).
+
+    ``update`` is the update as plain wire data; what it changed follows as its own events
+    (``SessionCreated`` for a new child, ``ReplayFinished`` at a replay's marker) and in
+    the sessions' ``tree``.
+    """
+
+    update: dict[str, Any]
 
 
 class CancelRequested(_SessionEvent, frozen=True):

@@ -191,6 +191,7 @@ class Foreground:
         "completed_at",
         "idle_ordinal",
         "last_known",
+        "reference_session",
         "resuming",
         "state",
         "state_updates",
@@ -210,6 +211,8 @@ class Foreground:
         self._note = note
         self._reference_terminal: Callable[[str], None] = _nothing
         self._turn_ended: Callable[[], None] = _nothing
+        self.reference_session: Callable[[str], None] = _nothing
+        """Who checks a ``subagent`` background item's session is known (P9)."""
         self.state: s.StateUpdate | None = None
         self.state_updates = 0
         self.background: list[Any] | None = None
@@ -337,6 +340,8 @@ class Foreground:
             elif type(item) is s.BackgroundToolCall:
                 key = (False, item.tool_call_id)
             else:
+                if type(item) is s.BackgroundSubagent:
+                    self.reference_session(item.session_id)  # P9: never creates one
                 continue  # an unknown kind of work: kept, not checked
             if key in seen:
                 what = "terminal" if key[0] else "tool call"

@@ -19,9 +19,10 @@ from . import _schema as s
 from ._codec import convert
 from ._entities import CursorState, TimelineEntry, restore_truncated
 from ._errors import RemoteProtocolError
-from ._prompts import PermissionState, PromptState
+from ._prompts import Attempt, PermissionState, PromptState
 from ._session import Session
 from ._snapshot_write import FORMAT, entry_snapshot, session_snapshot
+from ._tree import load_tree
 from ._updates import SNAPSHOT_KEYS
 
 __all__ = ["FORMAT", "entry_snapshot", "load_session", "session_snapshot"]
@@ -57,6 +58,21 @@ def _load_entry(session: Session, data: dict[str, Any]) -> TimelineEntry:
         raise ValueError(f"unknown timeline entry {kind!r}")
     entry.excluded = bool(data.get("excludedFromContext"))
     return entry
+
+
+def _load_attempts(prompt: PromptState, item: dict[str, Any]) -> None:
+    """A keyed PROMPT's key and ATTEMPT objects (ACP-V2-PREVIEW section 4)."""
+    key = item["idempotencyKey"]
+    if not isinstance(key, str):
+        raise TypeError("idempotencyKey: expected a string")
+    prompt.keyed(key)
+    prompt.attempts = []
+    for data in item["attempts"]:
+        attempt = Attempt(data["requestId"])
+        attempt.status = data["status"]
+        attempt.message_id = data.get("messageId")
+        attempt.error = data.get("error")
+        prompt.attempts.append(attempt)
 
 
 def _load_preview(session: Session, data: dict[str, Any], where: list[str]) -> None:
@@ -123,6 +139,8 @@ def _load(
         unstable=unstable,
     )
     session.protocol_version = data.get("protocolVersion")
+    where[0] = "parentSessionId"
+    load_tree(session.tree, data)
     tl, fg = session.parts()
     where[0] = "terminals"
     for i, item in enumerate(data.get("terminals", [])):
@@ -196,6 +214,8 @@ def _load(
         prompt.status = item.get("status", "pending")
         prompt.echoed = bool(item.get("echoed"))
         prompt.error = item.get("error")
+        if "idempotencyKey" in item:
+            _load_attempts(prompt, item)
         message_id = item.get("messageId")
         session.add_prompt(prompt)
         if isinstance(message_id, str):

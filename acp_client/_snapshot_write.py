@@ -31,6 +31,7 @@ from ._foreground import Foreground
 from ._preview import Preview
 from ._prompts import PermissionState, PromptState
 from ._timeline import Timeline
+from ._tree import Node
 from ._updates import SNAPSHOT_KEYS
 
 __all__ = ["FORMAT", "Readable", "entry_snapshot", "session_snapshot"]
@@ -51,6 +52,7 @@ class Readable(Protocol):
     session_info: dict[str, Any] | None
     usage: dict[str, Any] | None
     prompts: list[PromptState]
+    tree: Node
     preview: Preview
 
     def parts(self) -> tuple[Timeline, Foreground]: ...
@@ -213,6 +215,9 @@ def _prompt_snapshot(prompt: PromptState) -> dict[str, Any]:
     out["echoed"] = prompt.echoed
     if prompt.error is not None:
         out["error"] = _plain(prompt.error)
+    if prompt.attempts is not None:  # ACP-V2-PREVIEW section 4: only for a keyed one
+        out["idempotencyKey"] = prompt.idempotency_key
+        out["attempts"] = [_plain(attempt.snapshot()) for attempt in prompt.attempts]
     return out
 
 
@@ -294,6 +299,7 @@ def session_snapshot(session: Readable) -> dict[str, Any]:
     out["permissionRequests"] = [_permission_snapshot(p) for p in session.permission_requests]
     out["unknownUpdates"] = list(session.unknown_updates)
     out["unretained"] = [entry_snapshot(entry) for entry in session.unretained]
+    _tree_keys(session.tree, out)
     _preview_keys(session, out)
     return out
 
@@ -320,3 +326,14 @@ def _cursor_snapshot(cursor: CursorState) -> dict[str, Any]:
         out["_meta"] = cursor.meta
     _put_extra(out, cursor.extra)
     return out
+
+
+def _tree_keys(node: Node, out: dict[str, Any]) -> None:
+    """ACP-V2-PREVIEW section 4: the tree and replay keys, each absent when unused (X0)."""
+    if node.parent_id is not None:
+        out["parentSessionId"] = node.parent_id
+        out["subagent"] = _plain(node.subagent or {})
+    if node.children:
+        out["children"] = list(node.children)
+    if node.replay is not None and node.replay.shown:
+        out["replay"] = node.replay.snapshot()

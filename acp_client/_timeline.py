@@ -215,9 +215,15 @@ class Timeline:
 
     # ------------------------------------------------------------------ replay
 
-    def begin_replay(self) -> None:
-        """A history replay starts (12.3): the entities become the previous generation."""
-        self.previous = {entry.key: entry for entry in self.entries}
+    def begin_replay(self, keep_after: int | None = None) -> None:
+        """A history replay starts (12.3): the entities become the previous generation.
+
+        ``keep_after``: entries first seen after this ordinal stay (a child joining its
+        parent's replay keeps what arrived after the request was sent, P16).
+        """
+        kept = [] if keep_after is None else [e for e in self.entries if e.first_seen > keep_after]
+        moved = {id(entry) for entry in kept}
+        self.previous = {e.key: e for e in self.entries if id(e) not in moved}
         for call in self.tool_calls.values():
             # 12.3 step 3: local cancellation overlays and pending entity cancels are
             # dropped; what the replay does not report again keeps the agent's own status.
@@ -226,6 +232,16 @@ class Timeline:
         self.previous_side = (self.terminals, self.plans)
         self.previous_cursors = self.cursors
         self._new_generation()
+        for entry in kept:
+            self.entries.append(entry)
+            if isinstance(entry, en.MessageState):
+                self.messages[entry.role][entry.message_id] = entry
+            elif isinstance(entry, en.ToolCallState):
+                self.tool_calls[entry.tool_call_id] = entry
+            elif isinstance(entry, en.SessionMessageState):
+                self.session_messages[entry.message_id] = entry
+            else:
+                self.compactions[entry.compaction_id] = entry
 
     def end_replay(self) -> tuple[int, set[str]]:
         """Finish a replay: return how many entries it lost, and the lost user message ids.

@@ -37,7 +37,8 @@ The kinds:
   :class:`SessionInfoUpdated`, :class:`UsageUpdated`, :class:`NoticeReceived`,
   :class:`StateChanged`, :class:`UnknownUpdateReceived`, :class:`UpdateRejected`;
 * its life: :class:`SessionCreated`, :class:`SessionAnnounced`, :class:`SessionClosed`,
-  :class:`ReplayStarted`, :class:`ReplayFinished`, :class:`CancelRequested`;
+  :class:`ReplayStarted`, :class:`ReplayFinished`, :class:`CancelRequested`,
+  :class:`TreeUpdateApplied` (a child announced, a replay's end marker);
 * prompts and permissions: :class:`PromptSent`, :class:`PromptAccepted`,
   :class:`PromptRejected`, :class:`PromptEchoed`, :class:`PermissionRequested`,
   :class:`PermissionAnswered`, :class:`PermissionWithdrawn`;

@@ -216,8 +216,17 @@ class AgentConnection(Pump):
             params.replay_from = s.ReplayFromStart()
         return await self._call("session/resume", params)
 
-    async def prompt(self, session_id: str, prompt: str | Sequence[s.ContentBlock]) -> PromptHandle:
+    async def prompt(
+        self,
+        session_id: str,
+        prompt: str | Sequence[s.ContentBlock],
+        *,
+        idempotency_key: str | bool | None = None,
+    ) -> PromptHandle:
         """Send a prompt; return once the agent inserted it (with its ``messageId``).
+
+        ``idempotency_key``: as :meth:`Connection.send_prompt` (v2 Preview): sent again with
+        the same key and content, the prompt is a retry the agent inserts at most once.
 
         Raises:
             RequestFailed: the agent rejected the prompt (it was not inserted).
@@ -227,7 +236,10 @@ class AgentConnection(Pump):
         """
         blocks = [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
         sent, _ = await self._send_request(
-            "session/prompt", lambda: self.connection.send_prompt(session_id, blocks)
+            "session/prompt",
+            lambda: self.connection.send_prompt(
+                session_id, blocks, idempotency_key=idempotency_key
+            ),
         )
         state = self.connection.prompt(sent.request_id)
         session = self.connection.session(session_id)

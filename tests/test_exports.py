@@ -51,7 +51,8 @@ PINNED = {
         "ReplayFinished", "ReplayStarted", "ResponseReceived", "SessionAnnounced",
         "SessionClosed", "SessionCreated", "SessionInfoUpdated", "StateChanged",
         "TerminalOutputAppended", "TerminalUpserted", "ToolCallChunkAppended", "ToolCallUpserted",
-        "UnknownUpdateReceived", "UnmatchedResponseReceived", "UpdateRejected", "UsageUpdated",
+        "TreeUpdateApplied", "UnknownUpdateReceived", "UnmatchedResponseReceived",
+        "UpdateRejected", "UsageUpdated",
         # the v2 Preview (docs/preview.md)
         "PlanRemoved", "SessionMessageUpserted", "SessionMessageChunkAppended",
         "PromptSuggestionsUpdated", "CursorUpserted",

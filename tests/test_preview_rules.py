@@ -11,7 +11,6 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
-import pytest
 from helpers import (
     SID,
     Live,
@@ -307,7 +306,6 @@ def test_b17_suggestions_during_replay_are_not_applied() -> None:
     assert log.session()["promptSuggestions"] == [{"prompt": [text("Y")]}]
 
 
-@pytest.mark.xfail(strict=True, reason="the marker ends the replay with P18 (wt-preview-b)")
 def test_b17_suggestions_after_the_marker_apply() -> None:
     log = log_with(SID)
     log.client(resume(9))

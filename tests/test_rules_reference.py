@@ -454,15 +454,8 @@ def test_preview_md_defines_its_ids_once_in_order() -> None:
     )
 
 
-# The Preview's session tree (P1-P11), replay boundary (P16-P25), idempotent submissions
-# (P26-P30), the subagent state mirror (P31) and their resolutions and scenarios are built on
-# branch wt-preview-b; until it is merged their ids are not yet cited by a test. The lead
-# removes this allow-list when merging that branch.
-PENDING_PREVIEW_B = frozenset(
-    [f"P{n}" for n in (*range(1, 12), *range(16, 32))]
-    + [f"R{n}" for n in (*range(67, 82),)]
-    + [f"B{n}" for n in (1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 18, 19, 20, 21, 22)]
-)
+# Every id of wt-preview-b is cited by its tests now.
+PENDING_PREVIEW_B: frozenset[str] = frozenset()
 
 
 def _test_names() -> set[str]:

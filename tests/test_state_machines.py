@@ -200,6 +200,7 @@ _PROMPT_RULES = {
     "echo": "10.4",
     "placed": "10.5",
     "lost": "R2",
+    "retry": "P29",
 }
 PROMPT_PAIRS = list(product(get_args(PromptStatus), get_args(PromptInput)))
 
@@ -249,6 +250,8 @@ def test_prompt_transition(status: PromptStatus, event: PromptInput) -> None:
         "echo": {"echoed": True},
         "placed": {"not_retained": False},
         "lost": {"not_retained": True},
+        # P29: a retry makes a rejected submission pending again; insertion stays a fact
+        "retry": {"status": "accepted" if status == "accepted" else "pending"},
     }
     expected = rules[event]
     assert {k: getattr(prompt, k) for k in expected} == expected

@@ -53,6 +53,7 @@ section.session{background:#fff;border:1px solid #d5d9e0;border-radius:8px;paddi
 margin:16px 0}
 section.session section.session{margin-left:8px;border-left:4px solid #8ab}
 h3{margin:4px 0;font-size:17px}h4{margin:12px 0 4px;font-size:14px;color:#445}
+.warning{color:#a12b2b}
 .dim,.id{color:#778;font-size:12px}.id{font-family:ui-monospace,monospace}
 .badge{display:inline-block;border-radius:4px;padding:0 6px;font-size:12px;
 background:#e4e7ec;margin-left:4px}
@@ -282,6 +283,19 @@ def _permissions(requests: object) -> str:
     return _table("permission requests", ("request", "asked", "options", "status", "outcome"), rows)
 
 
+def _replay(session: Mapping[str, Any]) -> str:
+    """The phase of the session's latest replay (ACP-V2-PREVIEW 3.3); truncated: a warning."""
+    data = session.get("replay")
+    if not isinstance(data, Mapping):
+        return ""
+    if data.get("truncated"):
+        return '<p class="warning"><b>replay truncated:</b> history may be incomplete</p>'
+    if data.get("phase") == "replaying":
+        return "<p><b>replay:</b> replaying history</p>"
+    how = "complete" if data.get("complete") else "ended without replay_complete"
+    return f'<p><b>replay:</b> live <span class="dim">({how})</span></p>'
+
+
 def _session(
     session: Mapping[str, Any],
     children: Mapping[str, list[Mapping[str, Any]]],
@@ -292,10 +306,15 @@ def _session(
     seen.add(session_id)
     info = session.get("sessionInfo")
     title = info.get("title") if isinstance(info, Mapping) else None
+    assoc = session.get("subagent")
+    if isinstance(assoc, Mapping) and assoc.get("title") is not None:
+        title = assoc.get("title")  # a child: the title its parent gave it (Preview 3.1)
+    kind = "subagent" if "parentSessionId" in session else "session"
     out = [
-        f'<section class="session"><h3>{esc(title) if title is not None else "session"}'
+        f'<section class="session"><h3>{esc(title) if title is not None else kind}'
         f' <span class="id">{esc(session_id)}</span></h3>',
         f"<p><b>state:</b> {_state(session)}</p>",
+        _replay(session),
         _meta(session),
     ]
     terminals = {str(t.get("terminalId")): t for t in dicts(session.get("terminals"))}

@@ -28,6 +28,72 @@ from ._sanitize import sanitize_json
 _DIAGNOSTIC_EXAMPLES = 5
 
 
+def tree_order(sessions: list[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], int]]:
+    """Sessions with each child right after its parent, and its depth (ACP-V2-PREVIEW 3.1).
+
+    A session naming a parent that is not in the snapshot (or a cycle) is a root.
+    """
+    ids = {_s(s.get("sessionId")) for s in sessions}
+    children: dict[str, list[Mapping[str, Any]]] = {}
+    roots = []
+    for session in sessions:
+        parent = session.get("parentSessionId")
+        if isinstance(parent, str) and parent in ids and parent != session.get("sessionId"):
+            children.setdefault(parent, []).append(session)
+        else:
+            roots.append(session)
+    out: list[tuple[Mapping[str, Any], int]] = []
+    seen: set[str] = set()
+
+    def walk(session: Mapping[str, Any], depth: int) -> None:
+        sid = _s(session.get("sessionId"))
+        if sid in seen:
+            return
+        seen.add(sid)
+        out.append((session, depth))
+        for child in children.get(sid, ()):
+            walk(child, depth + 1)
+
+    for session in roots:
+        walk(session, 0)
+    for session in sessions:  # a cycle of parents has no root: shown flat
+        walk(session, 0)
+    return out
+
+
+def subagent(session: Mapping[str, Any]) -> list[RenderableType]:
+    """A child's parent, description and, without a state of its own, the parent's mirror."""
+    parent = session.get("parentSessionId")
+    if parent is None:
+        return []
+    assoc = session.get("subagent")
+    assoc = assoc if isinstance(assoc, Mapping) else {}
+    parts: list[str | tuple[str, str]] = [("child of ", "dim"), (_s(parent), "cyan")]
+    if assoc.get("description") is not None:
+        parts += ["  ", _s(assoc.get("description"))]
+    out: list[RenderableType] = [_line(*parts)]
+    mirror = assoc.get("state")
+    if "state" not in session:
+        if isinstance(mirror, Mapping):
+            out.append(_line(("state (reported by the parent): ", "bold"), _s(mirror.get("state"))))
+        else:
+            out.append(_line(("state: ", "bold"), ("activity unknown", "dim")))
+    return out
+
+
+def replay(session: Mapping[str, Any]) -> list[RenderableType]:
+    """The phase of the session's latest replay; a truncated one as a warning (P16-P21)."""
+    data = session.get("replay")
+    if not isinstance(data, Mapping):
+        return []
+    if data.get("truncated"):
+        return [_line(("replay truncated: ", "bold red"), "history may be incomplete")]
+    if data.get("phase") == "replaying":
+        return [_line(("replay: ", "bold"), ("replaying history", "yellow"))]
+    how = "complete" if data.get("complete") else "ended without replay_complete"
+    return [_line(("replay: ", "bold"), ("live", "green"), (f" ({how})", "dim"))]
+
+
 def state(session: Mapping[str, Any]) -> list[RenderableType]:
     """The foreground state, stop reason (with its error) and completed turns."""
     out: list[RenderableType] = []
