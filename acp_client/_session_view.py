@@ -105,3 +105,11 @@ class StoresView:
     def unretained_plans(self) -> dict[str, PlanState]:
         """Plans a history replay did not report again (not in the snapshot)."""
         return self._tl.unretained_plans
+
+    @property
+    def removed_plans(self) -> Mapping[str, int]:
+        """Plans a ``plan_removed`` deleted and no update set again, with the removal's ordinal.
+
+        ACP v2 Preview P45; views show them, the snapshot does not.
+        """
+        return MappingProxyType(self._tl.removed_plans)

@@ -41,6 +41,8 @@ class Timeline:
         unknown / unknown_ordinals: unknown updates, verbatim, and their ordinals (13.1).
         unretained: timeline entries a history replay did not report again (12.3).
         unretained_terminals / unretained_plans: the same for terminals and plans.
+        removed_plans: plans a ``plan_removed`` deleted and not set again since, by id, with
+            the ordinal of the removal (ACP v2 Preview P45; for views, not in the snapshot).
         previous: while a replay runs, the timeline before it by key (else ``None``).
     """
 
@@ -58,6 +60,7 @@ class Timeline:
         "previous",
         "previous_cursors",
         "previous_side",
+        "removed_plans",
         "session_messages",
         "terminal_limit",
         "terminals",
@@ -81,6 +84,7 @@ class Timeline:
         self.unretained: list[en.TimelineEntry] = []
         self.unretained_terminals: dict[str, en.TerminalState] = {}
         self.unretained_plans: dict[str, en.PlanState] = {}
+        self.removed_plans: dict[str, int] = {}
         self.previous: dict[tuple[str, str], en.TimelineEntry] | None = None
         self.previous_side: _Side | None = None
         self.cursors_seen = False  # a cursor was ever seen (the snapshot's `cursors` key)
@@ -152,8 +156,11 @@ class Timeline:
         return found, old is None
 
     def remove_plan(self, plan_id: str) -> bool:
-        """Delete a plan (P45); return whether there was one."""
-        return self.plans.pop(plan_id, None) is not None
+        """Delete a plan (P45), noting it as removed; return whether there was one."""
+        if self.plans.pop(plan_id, None) is None:
+            return False
+        self.removed_plans[plan_id] = self.ordinal
+        return True
 
     def terminal(self, terminal_id: str) -> tuple[en.TerminalState, bool]:
         """The terminal with this id, created if new (terminals are not placed, 8)."""
@@ -169,6 +176,7 @@ class Timeline:
         state = self.plans.get(plan_id)
         if state is None:
             self.plans[plan_id] = en.PlanState(plan_id, plan, self.ordinal)
+            self.removed_plans.pop(plan_id, None)
             return True
         state.plan = plan
         return False

@@ -71,6 +71,7 @@ def _follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int
 
     def view() -> Any:
         from ._render import snapshot_renderable
+        from ._values import removed_plans
 
         return snapshot_renderable(
             replayer.snapshot(),
@@ -79,6 +80,7 @@ def _follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int
             last_entries=40,
             failed_requests=[f.to_json() for f in replayer.failed_requests],
             truncated_terminals=replayer.truncated_terminals,
+            removed_plans=removed_plans(replayer.connection.sessions),
         )
 
     status = EXIT_OK

@@ -105,6 +105,16 @@ class LogPage:
     protocol: int | None = None
     failed_requests: Sequence[Mapping[str, Any]] = ()
     truncated_terminals: Iterable[Sequence[str]] = ()
+    removed_plans: Iterable[Sequence[str]] = ()
+    """``(sessionId, planId)`` of the plans a ``plan_removed`` deleted (ACP v2 Preview P45)."""
+
+
+@dataclass
+class _Marks:
+    """What the page shows beside the snapshot: cut terminals, removed plans (by session)."""
+
+    truncated: set[tuple[str, str]]
+    removed: dict[str, list[str]]
 
 
 # -- the rest of a session --------------------------------------------------------------------
@@ -155,7 +165,8 @@ def _meta(session: Mapping[str, Any]) -> str:
     return out
 
 
-def _plans(plans: object) -> str:
+def _plans(plans: object, removed: Sequence[str] = ()) -> str:
+    """Every plan with its entries; then a line per plan a ``plan_removed`` deleted (P45)."""
     out: list[str] = []
     for plan in dicts(plans):
         content = plan.get("plan")
@@ -170,6 +181,10 @@ def _plans(plans: object) -> str:
             for e in dicts(content.get("entries"))
         ]
         out.append(f'<ul class="plan">{"".join(items)}</ul>' if items else "<p>(empty plan)</p>")
+    out += [
+        f'<p class="dim">plan <span class="id">{esc(plan_id)}</span> removed</p>'
+        for plan_id in removed
+    ]
     return "".join(out)
 
 
@@ -292,7 +307,7 @@ def _replay(session: Mapping[str, Any]) -> str:
 def _session(
     session: Mapping[str, Any],
     children: Mapping[str, list[Mapping[str, Any]]],
-    truncated: set[tuple[str, str]],
+    marks: _Marks,
     seen: set[str],
 ) -> str:
     session_id = str(session.get("sessionId"))
@@ -311,7 +326,7 @@ def _session(
         _meta(session),
     ]
     terminals = {str(t.get("terminalId")): t for t in dicts(session.get("terminals"))}
-    ctx = Context(terminals, {tid for sid, tid in truncated if sid == session_id})
+    ctx = Context(terminals, {tid for sid, tid in marks.truncated if sid == session_id})
     out.extend(entry(item, ctx) for item in dicts(session.get("timeline")))
     unretained = [entry(item, ctx) for item in dicts(session.get("unretained"))]
     if unretained:
@@ -322,7 +337,7 @@ def _session(
     others = [terminal(t, ctx) for tid, t in terminals.items() if tid not in ctx.shown]
     if others:
         out.append("<h4>terminals</h4>" + "".join(others))
-    out.append(_plans(session.get("plans")))
+    out.append(_plans(session.get("plans"), marks.removed.get(session_id, ())))
     out.append(_suggestions(session))
     out.append(_usage(session.get("usage")))
     out.append(_notices(session.get("notices")))
@@ -337,12 +352,12 @@ def _session(
         )
     for child in children.get(session_id, ()):
         if str(child.get("sessionId")) not in seen:
-            out.append(_session(child, children, truncated, seen))
+            out.append(_session(child, children, marks, seen))
     out.append("</section>")
     return "".join(out)
 
 
-def _sessions(sessions: list[Mapping[str, Any]], truncated: set[tuple[str, str]]) -> str:
+def _sessions(sessions: list[Mapping[str, Any]], marks: _Marks) -> str:
     """Every session; one naming a known ``parentSessionId`` inside its parent."""
     ids = {str(s.get("sessionId")) for s in sessions}
     children: dict[str, list[Mapping[str, Any]]] = {}
@@ -354,12 +369,10 @@ def _sessions(sessions: list[Mapping[str, Any]], truncated: set[tuple[str, str]]
         else:
             roots.append(session)
     seen: set[str] = set()
-    out = [_session(s, children, truncated, seen) for s in roots]
+    out = [_session(s, children, marks, seen) for s in roots]
     # a cycle of parents has no root: show what nesting could not reach
     out += [
-        _session(s, children, truncated, seen)
-        for s in sessions
-        if str(s.get("sessionId")) not in seen
+        _session(s, children, marks, seen) for s in sessions if str(s.get("sessionId")) not in seen
     ]
     return "".join(out) or '<p class="dim">(no sessions)</p>'
 
@@ -399,7 +412,9 @@ def _diagnostics(diagnostics: object) -> str:
 def _log(page: LogPage, version: str) -> str:
     snapshot = page.snapshot
     sessions = list(dicts(snapshot.get("sessions")))
-    truncated = {(str(sid), str(tid)) for sid, tid in page.truncated_terminals}
+    marks = _Marks({(str(sid), str(tid)) for sid, tid in page.truncated_terminals}, {})
+    for sid, pid in page.removed_plans:
+        marks.removed.setdefault(str(sid), []).append(str(pid))
     protocol = f"v{page.protocol}" if page.protocol is not None else "not detected"
     meta = (
         f"<dt>log</dt><dd>{esc(page.name or 'example log (shipped in the package)')}</dd>"
@@ -409,7 +424,7 @@ def _log(page: LogPage, version: str) -> str:
     )
     return (
         f'<section class="log"><dl class="meta">{meta}</dl>'
-        f"{_sessions(sessions, truncated)}{_failed(page.failed_requests)}"
+        f"{_sessions(sessions, marks)}{_failed(page.failed_requests)}"
         f"{_diagnostics(snapshot.get('diagnostics'))}</section>"
     )
 

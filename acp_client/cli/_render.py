@@ -52,6 +52,17 @@ SNAPSHOT_FORMAT = "acp-client/snapshot@1"
 class _Renderer(_EntityRenderer):
     """The whole view: every session with its timeline and sections, then the summaries."""
 
+    def __init__(
+        self,
+        options: _Options,
+        truncated: Iterable[Sequence[str]] = (),
+        removed: Iterable[Sequence[str]] = (),
+    ) -> None:
+        super().__init__(options, truncated)
+        self.removed: dict[str, list[str]] = {}
+        for session_id, plan_id in removed:
+            self.removed.setdefault(str(session_id), []).append(str(plan_id))
+
     def session(self, session: Mapping[str, Any]) -> list[RenderableType]:
         """Every section of one session."""
         session_id = _s(session.get("sessionId"))
@@ -96,7 +107,7 @@ class _Renderer(_EntityRenderer):
         tail: list[RenderableType] = []
         for term in others:
             tail += self.terminal(term, ctx)
-        tail += sections.plans(session.get("plans"))
+        tail += sections.plans(session.get("plans"), self.removed.get(session_id, ()))
         tail += sections.suggestions(session)
         tail += sections.usage(session.get("usage"))
         tail += sections.notices(session.get("notices"))
@@ -143,6 +154,7 @@ def snapshot_renderable(
     text_lines: int | None = None,
     failed_requests: Iterable[Mapping[str, Any]] = (),
     truncated_terminals: Iterable[Sequence[str]] = (),
+    removed_plans: Iterable[Sequence[str]] = (),
 ) -> Group:
     """The view of ``snapshot`` as one rich renderable (for ``rich.live.Live``).
 
@@ -158,9 +170,11 @@ def snapshot_renderable(
             shown after the sessions.
         truncated_terminals: ``(sessionId, terminalId)`` pairs whose output the (v1)
             client cut at its byte limit: said above their output.
+        removed_plans: ``(sessionId, planId)`` of the plans a ``plan_removed`` deleted (ACP
+            v2 Preview P45; not in the snapshot): each shown as "plan ... removed".
     """
     options = _Options(show_thoughts, markdown, max(1, terminal_lines), last_entries, text_lines)
-    renderer = _Renderer(options, truncated_terminals)
+    renderer = _Renderer(options, truncated_terminals, removed_plans)
     return Group(*renderer.snapshot(snapshot, failed_requests))
 
 
@@ -173,6 +187,7 @@ class ViewOptions(TypedDict, total=False):
     last_entries: int | None
     failed_requests: Iterable[Mapping[str, Any]]
     truncated_terminals: Iterable[Sequence[str]]
+    removed_plans: Iterable[Sequence[str]]
 
 
 def render_snapshot(

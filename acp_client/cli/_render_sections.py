@@ -9,7 +9,7 @@ requests and diagnostics summaries of a replay.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -159,8 +159,11 @@ def error_parts(error: object) -> list[str | tuple[str, str]]:
     return parts
 
 
-def plans(plans: object) -> list[RenderableType]:
-    """Every plan with its entries' status and priority."""
+def plans(plans: object, removed: Sequence[str] = ()) -> list[RenderableType]:
+    """Every plan with its entries' status and priority, then each removed plan's line.
+
+    ``removed``: the ids of the plans a ``plan_removed`` deleted (ACP v2 Preview P45).
+    """
     out: list[RenderableType] = []
     for plan in _dicts(plans):
         content = plan.get("plan")
@@ -189,6 +192,9 @@ def plans(plans: object) -> list[RenderableType]:
                     )
                 )
             )
+    out += [
+        _line(("plan ", "bold"), (_s(plan_id), "dim"), ("  removed", "dim")) for plan_id in removed
+    ]
     return out
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from acp_client._replay import ReplayResult, iter_kinds, replay_log
 
 from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, EXIT_USAGE, dump_json
+from ._values import removed_plans
 
 __all__ = ["replay_command"]
 
@@ -132,6 +133,7 @@ def _replay_one(
         extras = {
             "failed_requests": [failed.to_json() for failed in result.failed_requests],
             "truncated_terminals": sorted(result.replayer.truncated_terminals),
+            "removed_plans": removed_plans(result.connection.sessions),
         }
         if mode == "render":
             snapshot[_EXTRAS] = extras

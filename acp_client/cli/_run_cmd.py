@@ -213,6 +213,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     from ._live import LiveView
     from ._render import render_snapshot, snapshot_renderable
     from ._sanitize import sanitize_json, sanitize_line
+    from ._values import removed_plans
 
     cwd = os.path.abspath(args.cwd or os.getcwd())
     console = Console(markup=False, highlight=False, emoji=False)
@@ -226,7 +227,11 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     def view() -> Any:
         snapshot = agent_ref[0].connection.snapshot()
         return snapshot_renderable(
-            snapshot, last_entries=30, text_lines=200, truncated_terminals=truncated()
+            snapshot,
+            last_entries=30,
+            text_lines=200,
+            truncated_terminals=truncated(),
+            removed_plans=removed_plans(agent_ref[0].connection.sessions),
         )
 
     live = LiveView(console, view) if not args.json and console.is_terminal else None
@@ -331,7 +336,12 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
             sys.stdout.write(dump_json(snapshot, indent=2) + "\n")
             sys.stdout.flush()
         elif live is None:
-            render_snapshot(snapshot, console, truncated_terminals=truncated())
+            render_snapshot(
+                snapshot,
+                console,
+                truncated_terminals=truncated(),
+                removed_plans=removed_plans(agent_ref[0].connection.sessions),
+            )
     except OSError:  # nowhere to show it (the terminal closed): the status still tells
         detach_dead_terminal(1)
     except SystemExit:  # rich's answer to a closed pipe (stdout already detached): the same

@@ -2,8 +2,9 @@
 
 Owns what both views read the same way, leaving only the styling to each (no rich here,
 so the HTML export does not need it): the objects of a list value (:func:`dicts`), the
-parts of a session's status line (:func:`session_status`) and what each line of a git
-patch is (:func:`patch_lines`).
+parts of a session's status line (:func:`session_status`), what each line of a git
+patch is (:func:`patch_lines`) and which plans a session removed (:func:`removed_plans`,
+ACP v2 Preview P45: not in the snapshot, so the commands collect them from the connection).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
-__all__ = ["PatchLine", "dicts", "patch_lines", "session_status"]
+__all__ = ["PatchLine", "dicts", "patch_lines", "removed_plans", "session_status"]
 
 PatchLine = Literal["head", "hunk", "add", "del", ""]
 """A git patch line's kind: a file header, a hunk header, added, removed, or context."""
@@ -58,4 +59,16 @@ def patch_lines(text: str) -> list[tuple[PatchLine, str]]:
         else:
             kind = ""
         out.append((kind, line))
+    return out
+
+
+def removed_plans(sessions: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(sessionId, planId)`` of every plan a ``plan_removed`` deleted (P45).
+
+    In session order, then removal order; ``sessions`` is ``Connection.sessions``.
+    """
+    out: list[tuple[str, str]] = []
+    for session_id, session in sessions.items():
+        removed: Mapping[str, int] = session.removed_plans
+        out += [(session_id, plan_id) for plan_id in sorted(removed, key=removed.__getitem__)]
     return out
