@@ -259,3 +259,16 @@ def test_hand_made_traffic_reduces_like_the_reference_model() -> None:
     assert [e["messageId"] for e in ours["sessions"][0]["unretained"]] == ["a1"]  # not u1
     ours = reduce_with_connection(HAND_MADE["whole-number-floats"])
     assert ours["sessions"][0]["usage"]["used"] == 1000
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conversations(close=None, session_messages=True))
+def test_preview_session_messages_match_reference_model(
+    conversation: list[tuple[str, Any]],
+) -> None:
+    """ACP v2 Preview P12-P15, P45: inter-session messages (whole, chunked, participants
+    patched, content reset) and plan removals reduce as the reference model reads them,
+    also through a resume's replay and in agent reads of wire bytes."""
+    reference = reduce_with_model(conversation)
+    for ours in (reduce_with_connection(conversation), reduce_with_reads(conversation)):
+        assert ours == reference, "\n".join(_diff(ours, reference))

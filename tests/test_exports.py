@@ -38,6 +38,12 @@ PINNED = {
         "FakeAgent", "Handler", "LOG_FORMATS", "Loopback", "ReferenceModel", "ScriptedAgent",
         "StoredLog", "log_lines",
     },
+    "acp_client.testing.strategies": {
+        "CONTENT_BLOCK_KINDS", "UPDATE_KINDS", "byte_stream_splits", "chunked_message_updates",
+        "content_blocks", "conversations", "damaged_update_pairs", "prompt_echo_interleavings",
+        "rechunkings", "session_message_traffic", "stored_logs", "terminal_byte_splits",
+        "updates", "v1_streams",
+    },
     "acp_client.logs": {
         "FORMATS", "FormatId", "LogIterator", "LogReadResult", "LogReader", "LogRecord",
         "LogSource", "METHOD_SIDES", "RESULT_SIGNATURES", "iter_log", "read_log",

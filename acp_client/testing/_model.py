@@ -21,8 +21,10 @@ hands every ``session/update`` to the session part (:mod:`._model_updates`). The
 vocabulary and containers are in :mod:`._model_state`, item decoding and the patch rules
 in :mod:`._model_items`, the snapshot writer in :mod:`._model_snapshot`.
 
-What it does not do: it records no diagnostics (``snapshot()["diagnostics"]`` is always
-``[]``), it handles no v1 traffic, no draft (unstable) features and no elicitation state,
+What it does not do: of the ACP v2 Preview it follows only inter-session messages and
+plan removal (:mod:`._model_preview`); it records no diagnostics
+(``snapshot()["diagnostics"]`` is always ``[]``), it handles no v1 traffic, no draft
+(unstable) features and no elicitation state,
 and its lenient decoding covers the annotations that are simple to check on dicts
 (wrong-typed default-on-error fields, invalid items of skip-invalid-items arrays).
 """
@@ -46,6 +48,7 @@ from ._model_items import (
 from ._model_items import clean_content_block as clean_content_block
 from ._model_items import clean_tool_call_content as clean_tool_call_content
 from ._model_items import meta_patch as meta_patch
+from ._model_preview import _PreviewRules
 from ._model_snapshot import session_snapshot
 from ._model_state import (
     _FINISHED,
@@ -61,12 +64,11 @@ from ._model_state import (
     _Session,
 )
 from ._model_state import UPDATE_KINDS as UPDATE_KINDS
-from ._model_updates import _UpdateRules
 
 __all__ = ["ReferenceModel"]
 
 
-class ReferenceModel(_UpdateRules):
+class ReferenceModel(_PreviewRules):
     """A plain-dict model of acp_client's reconciled state, for tests.
 
     Feed it a conversation in passive mode (both directions, as a log would hold them)

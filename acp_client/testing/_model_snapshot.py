@@ -66,6 +66,8 @@ def _entry(s: _Session, key: Key, e: _Entity) -> dict[str, Any]:
         entry.setdefault("status", "pending")
         if key[1] in s.locally_cancelled:
             entry["status"] = "cancelled"  # spec 7.8: local overlay, shown only
+    elif key[0] == "sessionMessage":  # ACP v2 Preview P12
+        entry = {**e.extra, "entry": "sessionMessage", **e.fields}
     else:
         entry = {**e.extra, "entry": "compaction", **e.fields}
     entry.pop("excludedFromContext", None)  # the snapshot's own key, never an extra (R35)

@@ -37,7 +37,9 @@ UPDATE_KINDS = (
     "compaction_summary_chunk",
 )
 """The nineteen known ``sessionUpdate`` values (spec section 3), in the spec's order."""
-KNOWN_UPDATES = frozenset(UPDATE_KINDS)
+PREVIEW_UPDATE_KINDS = ("session_message", "session_message_chunk", "plan_removed")
+"""The ACP v2 Preview ``sessionUpdate`` values the model applies by default (P12-P15, P45)."""
+KNOWN_UPDATES = frozenset(UPDATE_KINDS) | frozenset(PREVIEW_UPDATE_KINDS)
 
 _ROLE_OF_UPDATE = {
     "user_message_chunk": "user",
@@ -174,7 +176,9 @@ def _key_of_entity(e: _Entity) -> Key:
         return ("message", f["role"], f["messageId"])
     if "toolCallId" in f:
         return ("toolCall", f["toolCallId"])
-    return ("compaction", f["compactionId"])
+    if "compactionId" in f:
+        return ("compaction", f["compactionId"])
+    return ("sessionMessage", f["messageId"])  # ACP v2 Preview P12: its own id space
 
 
 def _is_idle(s: _Session) -> bool:

@@ -25,6 +25,7 @@ from ._strategies_content import (
     json_values,
     plan_entries,
 )
+from ._strategies_preview import session_message_traffic
 from ._strategies_splits import (
     _WHOLE,
     Exchange,
@@ -290,6 +291,7 @@ def _conversations(
     initialize: bool,
     resume: bool | None,
     close: bool | None = False,
+    session_messages: bool = False,
 ) -> Exchange:
     ids = _Ids()
     client_rid, agent_rid = [0], [0]
@@ -310,6 +312,8 @@ def _conversations(
         rid, available_commands=[{"type": "command", "name": "init", "description": "Init"}]
     )
     out += new.messages
+    if session_messages and draw(st.booleans()):
+        out += draw(session_message_traffic(session_id))
     window: tuple[int, int] | None = None
     previous: Exchange = []
     for _ in range(draw(st.integers(1, max_turns))):
@@ -320,6 +324,8 @@ def _conversations(
         out += previous
         previous, window = turn, next_window
     out += previous
+    if session_messages:  # between turns: the session is idle, nothing is held
+        out += draw(session_message_traffic(session_id))
     if resume is True or (resume is None and draw(st.booleans())):
         out += draw(_replay(session_id, client_rid, history))
     if close is True or (close is None and draw(st.booleans())):
@@ -342,6 +348,7 @@ def conversations(
     initialize: bool = True,
     resume: bool | None = None,
     close: bool | None = False,
+    session_messages: bool = False,
 ) -> st.SearchStrategy[Exchange]:
     """Whole conversations of one session, valid ACP v2 by construction.
 
@@ -362,7 +369,10 @@ def conversations(
     ``resume`` (``None``: sometimes) it ends with a ``session/resume`` replaying some of
     the user messages. With ``close`` (``None``: sometimes) it ends with a
     ``session/close``, answered with success or -32002 (which also closes, spec 11.5).
-    Request ids are numbered from 0 on each side, as SDKs do.
+    With ``session_messages=True`` (ACP v2 Preview) the agent's traffic also holds
+    :func:`session_message_traffic` while the session is idle: inter-session messages,
+    whole and chunked, and plan removals (P12-P15, P45); the default draws exactly what
+    it always did. Request ids are numbered from 0 on each side, as SDKs do.
 
     Example::
 
@@ -380,7 +390,9 @@ def conversations(
         raise InvalidArgument(f"resume must be a bool or None, not {resume!r}")
     if close is not None and not isinstance(close, bool):
         raise InvalidArgument(f"close must be a bool or None, not {close!r}")
-    return _conversations(session_id, max_turns, initialize, resume, close)
+    if not isinstance(session_messages, bool):
+        raise InvalidArgument(f"session_messages must be a bool, not {session_messages!r}")
+    return _conversations(session_id, max_turns, initialize, resume, close, session_messages)
 
 
 # -- stored logs --------------------------------------------------------------------------

@@ -6,7 +6,10 @@ Values (all valid against the protocol's v2 JSON Schema unless noted):
 - :func:`updates` - ``session/update`` payloads of every variant; ``damaged=True`` adds
   the damage lenient decoding must absorb; :func:`damaged_update_pairs` gives
   ``(damaged, clean)`` pairs.
-- :func:`conversations` - whole exchanges of a session, valid by construction.
+- :func:`conversations` - whole exchanges of a session, valid by construction
+  (``session_messages=True``: with ACP v2 Preview inter-session messages and plan removals).
+- :func:`session_message_traffic` - the Preview's inter-session messages (whole and
+  chunked) and plan removals of one session.
 - :func:`prompt_echo_interleavings` - the legal orders of a prompt response and its echo.
 - :func:`rechunkings`, :func:`chunked_message_updates` - the ways to chunk a message.
 - :func:`terminal_byte_splits`, :func:`byte_stream_splits` - the ways to split bytes.
@@ -22,6 +25,7 @@ from __future__ import annotations
 from ._model_state import UPDATE_KINDS
 from ._strategies_content import CONTENT_BLOCK_KINDS, content_blocks
 from ._strategies_conversations import conversations, stored_logs
+from ._strategies_preview import session_message_traffic
 from ._strategies_splits import (
     byte_stream_splits,
     chunked_message_updates,
@@ -42,6 +46,7 @@ __all__ = [
     "damaged_update_pairs",
     "prompt_echo_interleavings",
     "rechunkings",
+    "session_message_traffic",
     "stored_logs",
     "terminal_byte_splits",
     "updates",
