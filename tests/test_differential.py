@@ -272,3 +272,16 @@ def test_preview_session_messages_match_reference_model(
     reference = reduce_with_model(conversation)
     for ours in (reduce_with_connection(conversation), reduce_with_reads(conversation)):
         assert ours == reference, "\n".join(_diff(ours, reference))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conversations(resume=True, replay_markers=True, session_messages=True))
+def test_preview_replay_markers_match_reference_model(
+    conversation: list[tuple[str, Any]],
+) -> None:
+    """ACP v2 Preview P18-P20: a resume's replay ending at ``replay_complete`` (before or
+    after the current-state snapshot) or at the response (no marker) reduces as the
+    reference model reads it: unretained at the marker, no completion in the window, the
+    snapshot's ``replay`` key."""
+    ours, reference = reduce_with_connection(conversation), reduce_with_model(conversation)
+    assert ours == reference, "\n".join(_diff(ours, reference))

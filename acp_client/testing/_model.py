@@ -165,6 +165,7 @@ class ReferenceModel(_PreviewRules):
                 self._sent_since_initialize = False
                 for session in self._sessions.values():
                     session.resuming = 0
+                    session.marked = False
                     if session.replaying:  # its replay ends unconfirmed with the connection
                         self._end_replay(session)
                     if session.reopening:  # its resume died with the connection
@@ -187,6 +188,7 @@ class ReferenceModel(_PreviewRules):
                     if _is_idle(s):
                         s.cancel_requested = False  # the next work's prompt (11.2)
                 elif method == "session/resume" and _is_obj(params):
+                    s.replay_request = msg["id"]
                     self._resume_sent(s, params)
         else:
             old = self._in.get(key)
@@ -254,6 +256,9 @@ class ReferenceModel(_PreviewRules):
                 s.resuming = max(0, s.resuming - 1)
             elif s.replaying:
                 self._end_replay(s)
+            elif s.marked:  # Preview P19: the window a replay_complete left open closes
+                s.marked = False
+                s.resuming = max(0, s.resuming - 1)
             if ok and _is_obj(result):
                 self._apply_setup_lists(s, result, pending.seq)
             reopening, s.reopening = s.reopening, False

@@ -52,6 +52,8 @@ def session_snapshot(s: _Session, protocol_version: int | None) -> dict[str, Any
     out["prompts"] = prompts
     out["permissionRequests"] = s.permissions
     out["unknownUpdates"] = s.unknown
+    if s.replay is not None:  # ACP v2 Preview section 4: only once a marker was seen
+        out["replay"] = s.replay
     out["unretained"] = [_entry(s, _key_of_entity(e), e) for e in s.unretained]
     return copy.deepcopy(out)
 

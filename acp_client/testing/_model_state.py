@@ -37,8 +37,13 @@ UPDATE_KINDS = (
     "compaction_summary_chunk",
 )
 """The nineteen known ``sessionUpdate`` values (spec section 3), in the spec's order."""
-PREVIEW_UPDATE_KINDS = ("session_message", "session_message_chunk", "plan_removed")
-"""The ACP v2 Preview ``sessionUpdate`` values the model applies by default (P12-P15, P45)."""
+PREVIEW_UPDATE_KINDS = (
+    "session_message",
+    "session_message_chunk",
+    "plan_removed",
+    "replay_complete",
+)
+"""The ACP v2 Preview ``sessionUpdate`` values the model applies by default (P12-P15, P45, P18)."""
 KNOWN_UPDATES = frozenset(UPDATE_KINDS) | frozenset(PREVIEW_UPDATE_KINDS)
 
 _ROLE_OF_UPDATE = {
@@ -125,6 +130,9 @@ class _Session:
     reopening: bool = False  # spec 12.3: a resume of this closed session is under way
     replaying: bool = False
     resuming: int = 0
+    replay_request: Any = None  # the id of the session/resume replaying (Preview P16)
+    marked: bool = False  # replay_complete ended the replay; the resume window is open (P19)
+    replay: dict[str, Any] | None = None  # the snapshot's `replay` (Preview section 4)
     ordinal: int = 0
     state: dict[str, Any] | None = None
     completed: list[str | None] = field(default_factory=list)

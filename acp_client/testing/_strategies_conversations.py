@@ -260,7 +260,11 @@ def _turn(
 
 @st.composite
 def _replay(
-    draw: st.DrawFn, sid: str, client_rid: list[int], history: list[tuple[str, str, str]]
+    draw: st.DrawFn,
+    sid: str,
+    client_rid: list[int],
+    history: list[tuple[str, str, str]],
+    markers: bool = False,
 ) -> Exchange:
     a = FakeAgent(sid)
     rid = client_rid[0]
@@ -278,7 +282,20 @@ def _replay(
                 {"user": a.user_chunk, "agent": a.agent_chunk, "thought": a.thought_chunk}[role](
                     mid, piece
                 )
+    # ACP v2 Preview P18-P20: replay_complete before or after the current-state snapshot,
+    # or none (an agent built on 2.4.0); "live": the snapshot says running and the work's
+    # idle is flushed after the marker, before the response (P19: state only, no
+    # completion). Only drawn with ``markers``.
+    choices = ["before", "after", "live", "none"]
+    marker = draw(st.sampled_from(choices)) if markers else "none"
+    if marker == "before":
+        a.update({"sessionUpdate": "replay_complete"})
+    if marker == "live":
+        a.state("running")
+        a.update({"sessionUpdate": "replay_complete"})
     a.state("idle", stop_reason="end_turn")  # the current-state snapshot (spec 12.3)
+    if marker == "after":
+        a.update({"sessionUpdate": "replay_complete"})
     a.resume_response(rid)
     return a.messages
 
@@ -292,6 +309,7 @@ def _conversations(
     resume: bool | None,
     close: bool | None = False,
     session_messages: bool = False,
+    replay_markers: bool = False,
 ) -> Exchange:
     ids = _Ids()
     client_rid, agent_rid = [0], [0]
@@ -327,7 +345,7 @@ def _conversations(
     if session_messages:  # between turns: the session is idle, nothing is held
         out += draw(session_message_traffic(session_id))
     if resume is True or (resume is None and draw(st.booleans())):
-        out += draw(_replay(session_id, client_rid, history))
+        out += draw(_replay(session_id, client_rid, history, replay_markers))
     if close is True or (close is None and draw(st.booleans())):
         c = FakeAgent(session_id)
         rid = client_rid[0]
@@ -349,6 +367,7 @@ def conversations(
     resume: bool | None = None,
     close: bool | None = False,
     session_messages: bool = False,
+    replay_markers: bool = False,
 ) -> st.SearchStrategy[Exchange]:
     """Whole conversations of one session, valid ACP v2 by construction.
 
@@ -372,7 +391,11 @@ def conversations(
     With ``session_messages=True`` (ACP v2 Preview) the agent's traffic also holds
     :func:`session_message_traffic` while the session is idle: inter-session messages,
     whole and chunked, and plan removals (P12-P15, P45); the default draws exactly what
-    it always did. Request ids are numbered from 0 on each side, as SDKs do.
+    it always did. With ``replay_markers=True`` a resume's replay ends with the Preview's
+    ``replay_complete`` marker before or after the current-state snapshot, or without one
+    (an agent built on the 2.4.0 schema), or the current-state snapshot says ``running`` and
+    the idle comes after the marker, before the response (P18-P20). Request ids are
+    numbered from 0 on each side, as SDKs do.
 
     Example::
 
@@ -392,7 +415,11 @@ def conversations(
         raise InvalidArgument(f"close must be a bool or None, not {close!r}")
     if not isinstance(session_messages, bool):
         raise InvalidArgument(f"session_messages must be a bool, not {session_messages!r}")
-    return _conversations(session_id, max_turns, initialize, resume, close, session_messages)
+    if not isinstance(replay_markers, bool):
+        raise InvalidArgument(f"replay_markers must be a bool, not {replay_markers!r}")
+    return _conversations(
+        session_id, max_turns, initialize, resume, close, session_messages, replay_markers
+    )
 
 
 # -- stored logs --------------------------------------------------------------------------
