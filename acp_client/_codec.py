@@ -3,8 +3,8 @@
 Theory of operation
 -------------------
 This module owns each JSON decoder of the package (ACP-V2-CLIENT-STATE.md 1.1, 1.2): the
-typed msgspec decoders of the ``session/update`` fast path (:func:`decode_update_line`, and
-:func:`decode_update_batch` for a whole read), the untyped one (:func:`decode_plain`), and
+typed msgspec decoder of the ``session/update`` fast path (:func:`decode_update_line`, one
+line at a time), the untyped one (:func:`decode_plain`), and
 the standard-library fallback for valid JSON that msgspec refuses (:func:`decode_leniently`,
 :func:`loads`). Other modules import these functions instead of building their own.
 
@@ -36,7 +36,7 @@ from msgspec import UNSET
 
 from . import _schema as s
 from ._diagnostics import Diagnostic
-from ._errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
+from ._errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError, detached
 from ._lenient import EXTRAS, convert, convert_or_raise, describe_json
 
 __all__ = [
@@ -48,7 +48,6 @@ __all__ = [
     "convert",
     "decode_leniently",
     "decode_plain",
-    "decode_update_batch",
     "decode_update_line",
     "describe_json",
     "encode",
@@ -121,9 +120,6 @@ decode_update_line = msgspec.json.Decoder(_FastUpdate).decode
 
 Raises msgspec's ``ValidationError`` or ``DecodeError`` (or ``RecursionError``) for any
 other line: the caller then takes the lenient path."""
-
-decode_update_batch = msgspec.json.Decoder(list[_FastUpdate]).decode
-"""A JSON array of well-formed ``session/update`` notifications (a whole read), typed."""
 
 PLAIN_DECODER = msgspec.json.Decoder()
 """The untyped msgspec decoder: JSON text to plain Python values."""
@@ -288,7 +284,7 @@ class Decoder:
         try:
             obj = _parse(data)
         except RemoteProtocolError as exc:
-            return [exc]
+            return [detached(exc)]
         if isinstance(obj, list):
             if not obj:
                 return [RemoteProtocolError("empty batch", code=INVALID_REQUEST, raw=obj)]
@@ -300,7 +296,7 @@ class Decoder:
             try:
                 out.append(message_from_builtins(item, diagnostics, path))
             except RemoteProtocolError as exc:
-                out.append(exc)
+                out.append(detached(exc))
         return out
 
     def decode_result(

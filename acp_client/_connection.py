@@ -225,14 +225,22 @@ class Connection:
 
     # -------------------------------------------------------------------- receive
 
-    def receive_data(self, data: bytes) -> list[ev.Event]:
+    def receive_data(self, data: bytes | bytearray | memoryview) -> list[ev.Event]:
         """Feed bytes read from the agent's stdout (split anywhere); return the events.
 
+        Any bytes-like object is taken (``bytes``, ``bytearray``, ``memoryview``).
+
         Raises:
-            TypeError: ``data`` is text (``str``), not bytes.
+            TypeError: ``data`` is not bytes-like (text, say).
         """
-        if isinstance(data, str):  # type: ignore[unreachable]  # untyped callers
-            raise TypeError("receive_data takes the bytes read from the agent, not str")
+        if type(data) is not bytes:
+            if isinstance(data, str):  # type: ignore[unreachable]  # untyped callers
+                raise TypeError("receive_data takes the bytes read from the agent, not str")
+            try:
+                data = memoryview(data).tobytes()  # the buffer protocol: bytes-like only
+            except TypeError:
+                kind = type(data).__name__
+                raise TypeError(f"receive_data takes bytes-like data, not {kind}") from None
         if self._switch.routing:  # a v1 agent, or one not yet known to speak v2
             return self._switch.receive_lines(self._inbound.lines.feed(data))
         return self._inbound.data(data)

@@ -22,6 +22,7 @@ __all__ = [
     "AUTH_REQUIRED",
     "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
+    "detached",
 ]
 
 PARSE_ERROR = -32700
@@ -76,3 +77,17 @@ class RemoteProtocolError(ACPError):
         self.excerpt = excerpt
         where = f"line {line}, " if line is not None else ""
         super().__init__(f"{message} ({where}at `{path}`, JSON-RPC code {code})")
+
+
+def detached(error: RemoteProtocolError) -> RemoteProtocolError:
+    """``error`` without its traceback and chained exceptions, to be kept in an event.
+
+    A caught exception's traceback holds the frames it passed through, and their locals hold
+    the list of events being built: an event holding the error would close a reference
+    cycle through an event Struct the collector does not track (``gc=False``), which is
+    never freed. What the error says is in its message, path and code; nothing is lost.
+    """
+    error.__traceback__ = None
+    error.__context__ = None
+    error.__cause__ = None
+    return error

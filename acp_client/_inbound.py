@@ -21,12 +21,16 @@ from ._agent_requests import apply_update, displace
 from ._codec import (
     Decoder,
     _FastUpdate,
-    decode_update_batch,
     decode_update_line,
     message_from_builtins,
 )
 from ._context import Context, session_id_of
-from ._errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
+from ._errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    RemoteProtocolError,
+    detached,
+)
 from ._framing import LineBuffer, LineTooLong
 from ._methods import dispatch, request_sent, response_received
 from ._session import runs_of
@@ -39,10 +43,12 @@ _UPDATE_PARAMS = s.UpdateSessionNotification
 
 
 def _parsed_batch(first: s.Message | RemoteProtocolError) -> bool:
-    """Whether a line starting with ``[`` held a non-empty array (not a parse error, 1.5)."""
-    return not (
-        isinstance(first, RemoteProtocolError) and (first.code == PARSE_ERROR or first.raw == [])
-    )
+    """Whether a line starting with ``[`` held a non-empty array (not a parse error, 1.5).
+
+    Both of those give one error about the whole line (at ``$``); an entry's error is at
+    ``$[i]``, even when the entry is itself an empty array.
+    """
+    return not (isinstance(first, RemoteProtocolError) and first.path == "$")
 
 
 class Inbound:
@@ -64,35 +70,10 @@ class Inbound:
         events: Events = []
         if self._notes.line is not None:
             self._forget_lines()
-        span = self.lines.feed_span(data)
-        if span is None:  # a line may be over the limit: the line-by-line framer decides
-            self._receive_lines(self.lines.feed(data), events)
-            return events
-        head, start, end = span
-        if head is not None:
-            self._receive_lines((head,), events)
-        if start >= end:
-            return events
-        # The common read holds only session/update lines: decode them all in one pass as
-        # the items of one array (each newline becomes " ,"), then apply them in order. A
-        # line that is not exactly one JSON value (nothing, two values, or a message spread
-        # over lines) fails the batch or changes the count of items, and the read is taken
-        # line by line. (Only a line crafted to hold "},{" between two values could make up
-        # for a spread message in the same read; either way the updates are the agent's own.)
-        # The whole read is wrapped (before ``start`` and after ``end`` there is one newline
-        # at most) and the array cut from that copy through a view: two copies in all.
-        wrapped = data.replace(b"\n", b" ,")
-        after = len(data) - end + 1  # in wrapped: the last newline's " ," and what follows
-        cut = memoryview(wrapped)[start + (start > 0) : -after]
-        try:
-            batch = decode_update_batch(b"".join((b"[", cut, b"]")))
-        except _FAST_ERRORS:
-            batch = None
-        # the lines of data[start:end]: the newlines of the read but the one before start
-        if batch is None or len(batch) != len(wrapped) - len(data) - (start > 0):
-            self._receive_lines(data[start:end].split(b"\n"), events)
-        else:
-            self._apply_notes(batch, events)
+        # Each line is decoded on its own (1.1: a line is one message), so that what a line
+        # means never depends on its neighbours or on where the reads were cut; consecutive
+        # session/update lines are still applied together (_receive_lines).
+        self._receive_lines(self.lines.feed(data), events)
         return events
 
     def _receive_lines(self, lines: Iterable[bytes | LineTooLong], events: Events) -> None:
@@ -265,6 +246,7 @@ class Inbound:
     def _invalid(self, error: RemoteProtocolError, events: Events, incoming: bool) -> None:
         ctx = self._ctx
         notes = ctx.notes
+        detached(error)  # kept in an event: no frames with it (they would never be freed)
         error.line = notes.line
         raw = error.raw
         if isinstance(raw, dict) and raw.get("method") == "session/update":
