@@ -75,7 +75,20 @@ def notification_received(ctx: Context, message: s.Notification, events: Events)
         apply_update(ctx, message.params, events)
     elif method == "$/cancel_request":
         _agent_cancel_request(ctx, message.params.request_id, events)
-    # other notifications (elicitation/complete, extensions) change no state
+    elif method not in _QUIET_NOTIFICATIONS:  # an extension's: no state, but kept raw
+        sid = session_id_of(message.params)
+        ctx.notes.note(
+            "unknown-notification",
+            f"notification {method!r} changes no state here (kept raw)",
+            session_id=sid,
+        )
+        events.append(
+            ev.UnknownNotificationReceived(method=method, params=message.params, session_id=sid)
+        )
+
+
+#: Notifications of the agent's that are known and change no state here.
+_QUIET_NOTIFICATIONS = frozenset({"session/update", "$/cancel_request", "elicitation/complete"})
 
 
 def _agent_cancel_request(ctx: Context, request_id: RequestId, events: Events) -> None:

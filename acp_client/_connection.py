@@ -32,12 +32,12 @@ from . import _agent_requests as agent
 from . import _events as ev
 from . import _schema as s
 from ._codec import encode
-from ._context import Context, Live, Passive
+from ._context import DEFAULT_MAX_SESSIONS, Context, Live, Passive
 from ._diagnostics import Diagnostic
 from ._entities import MessageState
 from ._errors import LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineTooLong
-from ._inbound import Inbound
+from ._inbound import DEFAULT_MAX_BATCH, DEFAULT_MAX_PENDING, Inbound
 from ._methods import dispatch
 from ._preflight import LivePreflight, Preflight
 from ._prompts import PromptState
@@ -84,6 +84,8 @@ class Connection:
             ``session/request_permission`` always waits for the embedder, and so does
             ``elicitation/create`` when ``initialize`` advertised elicitation (else it is
             answered -32601 too).
+        max_batch / max_sessions / max_pending: limits (10,000 each) on a received batch's
+            entries, sessions, and agent requests awaiting an answer (README: hostile input).
 
     Example:
         >>> from acp_client import Connection
@@ -130,6 +132,9 @@ class Connection:
         terminal_limit: int | None = None,
         max_line: int = DEFAULT_MAX_LINE,
         extension_methods: Collection[str] = (),
+        max_batch: int = DEFAULT_MAX_BATCH,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_pending: int = DEFAULT_MAX_PENDING,
     ) -> None:
         self.live = live
         # The parts, each with one job; live and passive differ in the mode and preflight.
@@ -137,12 +142,13 @@ class Connection:
             Live if live else Passive,
             terminal_limit=terminal_limit,
             extension_methods=extension_methods,
+            max_sessions=max_sessions,
         )
         self._ctx: Context = ctx
         self._offer = ctx.offer
         self._notes = ctx.notes
         self._registry = ctx.sessions
-        self._inbound = Inbound(ctx, max_line)
+        self._inbound = Inbound(ctx, max_line, max_batch, max_pending)
         self._rpc = ctx.rpc
         self._sessions = ctx.sessions.by_id
         self._preflight: Preflight = (LivePreflight if live else Preflight)(
@@ -226,21 +232,12 @@ class Connection:
     # -------------------------------------------------------------------- receive
 
     def receive_data(self, data: bytes | bytearray | memoryview) -> list[ev.Event]:
-        """Feed bytes read from the agent's stdout (split anywhere); return the events.
-
-        Any bytes-like object is taken (``bytes``, ``bytearray``, ``memoryview``).
+        """Feed bytes (any bytes-like) read from the agent's stdout, split anywhere; events.
 
         Raises:
             TypeError: ``data`` is not bytes-like (text, say).
         """
-        if type(data) is not bytes:
-            if isinstance(data, str):  # type: ignore[unreachable]  # untyped callers
-                raise TypeError("receive_data takes the bytes read from the agent, not str")
-            try:
-                data = memoryview(data).tobytes()  # the buffer protocol: bytes-like only
-            except TypeError:
-                kind = type(data).__name__
-                raise TypeError(f"receive_data takes bytes-like data, not {kind}") from None
+        data = data if type(data) is bytes else _bytes_of(data)
         if self._switch.routing:  # a v1 agent, or one not yet known to speak v2
             return self._switch.receive_lines(self._inbound.lines.feed(data))
         return self._inbound.data(data)
@@ -521,3 +518,13 @@ class Connection:
 
     def __repr__(self) -> str:
         return f"Connection(sessions={len(self._sessions)}, live={self.live})"
+
+
+def _bytes_of(data: object) -> bytes:
+    """A read as bytes: any bytes-like object (the buffer protocol), never text."""
+    if isinstance(data, str):
+        raise TypeError("receive_data takes the bytes read from the agent, not str")
+    try:
+        return memoryview(data).tobytes()  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"receive_data takes bytes-like data, not {type(data).__name__}") from None

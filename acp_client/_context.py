@@ -27,7 +27,7 @@ from . import _events as ev
 from . import _schema as s
 from ._checks import elicitation_problem
 from ._diagnostics import Diagnostic
-from ._errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
+from ._errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, LimitExceeded
 from ._prompts import PermissionState, PromptState
 from ._rpc import RequestId, Rpc
 from ._session import Session
@@ -130,21 +130,40 @@ class Offer:
         self.elicitation = False  # the client's initialize advertised elicitation
 
 
+DEFAULT_MAX_SESSIONS = 10_000
+"""Sessions a connection keeps at most (``Connection(max_sessions=...)``)."""
+
+
 class Registry:
     """Every session of the connection, by id, in first-seen order."""
 
-    __slots__ = ("by_id", "notes", "offer", "terminal_limit")
+    __slots__ = ("by_id", "max_sessions", "notes", "offer", "terminal_limit")
 
-    def __init__(self, notes: Notes, offer: Offer, terminal_limit: int | None) -> None:
+    def __init__(
+        self,
+        notes: Notes,
+        offer: Offer,
+        terminal_limit: int | None,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+    ) -> None:
         self.by_id: dict[str, Session] = {}
         self.notes = notes
         self.offer = offer
         self.terminal_limit = terminal_limit
+        self.max_sessions = max_sessions
 
     def session(self, session_id: str, events: list[ev.Event] | None = None) -> Session:
-        """The session with that id, created (``SessionCreated`` unannounced) if new."""
+        """The session with that id, created (``SessionCreated`` unannounced) if new.
+
+        Raises:
+            LimitExceeded: it is new and ``max_sessions`` sessions exist already.
+        """
         session = self.by_id.get(session_id)
         if session is None:
+            if len(self.by_id) >= self.max_sessions:
+                raise LimitExceeded(
+                    "max_sessions", self.max_sessions, f"session {session_id!r} not created"
+                )
             session = Session(
                 session_id,
                 terminal_limit=self.terminal_limit,
@@ -169,10 +188,11 @@ class Context:
         *,
         terminal_limit: int | None,
         extension_methods: Collection[str],
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
     ) -> None:
         self.notes = Notes()
         self.offer = Offer()
-        self.sessions = Registry(self.notes, self.offer, terminal_limit)
+        self.sessions = Registry(self.notes, self.offer, terminal_limit, max_sessions)
         self.rpc = Rpc()
         self.prompts: dict[int | str, PromptState] = {}
         self.extension_methods = frozenset(extension_methods)

@@ -13,6 +13,7 @@ __all__ = [
     "ACPError",
     "LocalProtocolError",
     "RemoteProtocolError",
+    "LimitExceeded",
     "PARSE_ERROR",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
@@ -77,6 +78,26 @@ class RemoteProtocolError(ACPError):
         self.excerpt = excerpt
         where = f"line {line}, " if line is not None else ""
         super().__init__(f"{message} ({where}at `{path}`, JSON-RPC code {code})")
+
+
+class LimitExceeded(ACPError):
+    """A limit the embedder set on the connection was reached (``max_sessions`` and so on).
+
+    Reading the agent's messages never raises it: what would pass the limit is kept raw in
+    a :class:`~acp_client.events.LimitReached` event with a ``limit-reached`` diagnostic.
+    Only a call of the caller's own can (a ``send_*`` naming one session too many).
+
+    Attributes:
+        limit: the keyword of the limit (``"max_sessions"``, ``"max_pending"``).
+        value: its value, the count that was reached.
+        message: what was not done.
+    """
+
+    def __init__(self, limit: str, value: int, what: str) -> None:
+        self.limit = limit
+        self.value = value
+        self.message = f"{what}: the limit {limit}={value} was reached"
+        super().__init__(self.message)
 
 
 def detached(error: RemoteProtocolError) -> RemoteProtocolError:

@@ -149,3 +149,117 @@ def test_crafted_lines_mean_the_same_in_one_read_and_split_across_reads() -> Non
     assert [repr(e) for e in together] == [repr(e) for e in split]
     assert [type(e).__name__ for e in together] == ["InvalidMessageReceived"] * 3
     assert whole.snapshot() == apart.snapshot()
+
+
+# ------------------------------------------------------------------- limits
+
+
+def test_a_batch_over_max_batch_is_one_invalid_message_naming_the_limit_and_the_count() -> None:
+    """One 5.7 MB batch of 3M ``{}`` ended in ``SystemError`` / ``MemoryError``."""
+    conn = Connection(max_batch=100)
+    events = conn.receive_data(b"[" + b",".join([b"{}"] * 101) + b"]\n")
+    assert [type(e).__name__ for e in events] == ["InvalidMessageReceived"]
+    assert "101 entries exceeds the limit max_batch=100" in conn.diagnostics[0].message
+    reply = msgspec.json.decode(conn.data_to_send())  # one -32600 (not an array): none applied
+    assert reply["id"] is None and reply["error"]["code"] == -32600
+    within = Connection(max_batch=100)
+    assert len(within.receive_data(b"[" + b",".join([b"{}"] * 100) + b"]\n")) == 100
+
+
+def test_a_parsed_batch_over_max_batch_is_refused_too() -> None:
+    conn = Connection(live=False, max_batch=2)
+    (event,) = conn.receive_message([{}, {}, {}])
+    assert "max_batch=2" in event.error.message  # type: ignore[attr-defined]
+
+
+def test_a_session_over_max_sessions_is_kept_raw_with_a_diagnostic() -> None:
+    """Sessions an agent names are created (12.5) up to the limit; then each message naming
+    a new one is kept raw in ``LimitReached``; the sessions already there go on."""
+    conn = Connection(live=False, max_sessions=2)
+    state = {"sessionUpdate": "state_update", "state": "running"}
+    data = b"".join(_update(f"s{i}", state) + b"\n" for i in range(3))
+    events = conn.receive_data(data + _update("s0", state) + b"\n")
+    assert list(conn.sessions) == ["s0", "s1"]
+    [limit] = [e for e in events if type(e).__name__ == "LimitReached"]
+    assert (limit.limit, limit.value, limit.session_id) == ("max_sessions", 2, "s2")  # type: ignore[attr-defined]
+    assert limit.message.params.update.state == "running"  # type: ignore[attr-defined]
+    [diag] = [d for d in conn.diagnostics if d.code == "limit-reached"]
+    assert "session 's2' not created: the limit max_sessions=2 was reached" in diag.message
+    assert diag.severity == "error"
+    assert type(events[-1]).__name__ == "StateChanged"  # s0 still applies
+
+
+def test_a_request_naming_a_session_over_the_limit_is_answered_live() -> None:
+    conn = Connection(max_sessions=0, extension_methods=["x/y"])
+    request = b'{"jsonrpc":"2.0","id":3,"method":"x/y","params":{"sessionId":"s"}}\n'
+    (event,) = conn.receive_data(request)
+    assert type(event).__name__ == "LimitReached"
+    reply = msgspec.json.decode(conn.data_to_send())
+    assert reply["id"] == 3 and reply["error"]["code"] == -32603
+    assert "max_sessions=0" in reply["error"]["message"]
+
+
+def test_the_agents_pending_requests_stop_at_max_pending() -> None:
+    """Requests the embedder answers itself wait; past the limit they are refused at once."""
+    conn = Connection(max_pending=2, extension_methods=["x/y"])
+    for rid in range(3):
+        conn.receive_data(b'{"jsonrpc":"2.0","id":%d,"method":"x/y"}\n' % rid)
+    reply = msgspec.json.decode(conn.data_to_send())
+    assert reply["id"] == 2 and reply["error"]["code"] == -32603
+    assert "max_pending=2" in reply["error"]["message"]
+    assert [d.code for d in conn.diagnostics] == ["limit-reached"]
+    conn.answer_request(0, {})  # answering frees a place
+    conn.data_to_send()
+    (event,) = conn.receive_data(b'{"jsonrpc":"2.0","id":5,"method":"x/y"}\n')
+    assert type(event).__name__ == "AgentRequestReceived"
+
+
+@pytest.mark.parametrize("live", [True, False], ids=["live", "passive"])
+def test_many_sessions_stay_within_the_limit_and_memory(live: bool) -> None:
+    """1M sessions in a log ran out of memory (5 KB each): the count stops at the limit."""
+    conn = Connection(live=live, max_sessions=50)
+    state = {"sessionUpdate": "state_update", "state": "running"}
+    data = b"".join(_update(f"s{i}", state) + b"\n" for i in range(2000))
+    conn.receive_data(data)
+    assert len(conn.sessions) == 50
+    assert sum(d.code == "limit-reached" for d in conn.diagnostics) == 1950
+
+
+# --------------------------------------------------------- nothing silently lost
+
+
+def test_an_unknown_notification_is_kept_raw_with_a_diagnostic() -> None:
+    """Unknown notifications left no event and no diagnostic."""
+    conn = Connection(live=False)
+    (event,) = conn.receive_data(b'{"jsonrpc":"2.0","method":"ext/x","params":{"sessionId":1}}\n')
+    assert type(event).__name__ == "UnknownNotificationReceived"
+    assert (event.method, event.params) == ("ext/x", {"sessionId": 1})  # type: ignore[attr-defined]
+    assert [d.code for d in conn.diagnostics] == ["unknown-notification"]
+
+
+def test_a_known_notification_that_changes_nothing_is_not_reported_as_unknown() -> None:
+    conn = Connection(live=False)
+    assert conn.receive_data(b'{"jsonrpc":"2.0","method":"elicitation/complete"}\n') == []
+    assert conn.diagnostics == []
+
+
+@pytest.mark.parametrize(
+    "number", [b"1e400", b"-1e309", b"9" * 5000], ids=["1e400", "-1e309", "5000 digits"]
+)
+def test_a_number_beyond_a_double_is_never_written_back_silently(number: bytes) -> None:
+    """``1e400`` and ``10**5000`` became ``null`` in ``encode()`` without a diagnostic."""
+    conn = Connection(live=False)
+    (event,) = conn.receive_data(
+        b'{"jsonrpc":"2.0","method":"ext/x","params":{"n":' + number + b"}}\n"
+    )
+    assert [d.code for d in conn.diagnostics] == ["number-beyond-double", "unknown-notification"]
+    assert "written back as null" in conn.diagnostics[0].message
+    assert event.params["n"] in (float("inf"), float("-inf"))  # type: ignore[attr-defined]
+
+
+def test_a_number_a_double_holds_gives_no_diagnostic() -> None:
+    conn = Connection(live=False)
+    conn.receive_data(
+        b'{"jsonrpc":"2.0","method":"ext/x","params":{"n":1e300,"m":' + b"9" * 400 + b"}}\n"
+    )
+    assert [d.code for d in conn.diagnostics] == ["unknown-notification"]
