@@ -38,6 +38,7 @@ from ._entities import MessageState
 from ._errors import LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineTooLong
 from ._inbound import DEFAULT_MAX_BATCH, DEFAULT_MAX_PENDING, Inbound
+from ._limits import DEFAULT_MAX_ENTITIES
 from ._methods import dispatch
 from ._preflight import LivePreflight, Preflight
 from ._prompts import PromptState
@@ -84,8 +85,8 @@ class Connection:
             ``session/request_permission`` always waits for the embedder, and so does
             ``elicitation/create`` when ``initialize`` advertised elicitation (else it is
             answered -32601 too).
-        max_batch / max_sessions / max_pending: limits (10,000 each) on a received batch's
-            entries, sessions, and agent requests awaiting an answer (README: hostile input).
+        max_batch / max_sessions / max_pending / max_entities: limits (10,000 each; 100,000
+            entities per session); what reaching one does: the README's "Hostile input".
 
     Example:
         >>> from acp_client import Connection
@@ -135,6 +136,7 @@ class Connection:
         max_batch: int = DEFAULT_MAX_BATCH,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         max_pending: int = DEFAULT_MAX_PENDING,
+        max_entities: int = DEFAULT_MAX_ENTITIES,
     ) -> None:
         self.live = live
         # The parts, each with one job; live and passive differ in the mode and preflight.
@@ -143,6 +145,7 @@ class Connection:
             terminal_limit=terminal_limit,
             extension_methods=extension_methods,
             max_sessions=max_sessions,
+            max_entities=max_entities,
         )
         self._ctx: Context = ctx
         self._offer = ctx.offer
@@ -232,10 +235,9 @@ class Connection:
     # -------------------------------------------------------------------- receive
 
     def receive_data(self, data: bytes | bytearray | memoryview) -> list[ev.Event]:
-        """Feed bytes (any bytes-like) read from the agent's stdout, split anywhere; events.
+        """Feed bytes read from the agent's stdout (split anywhere); return the events.
 
-        Raises:
-            TypeError: ``data`` is not bytes-like (text, say).
+        ``data`` is any bytes-like object; anything else (text, say) raises ``TypeError``.
         """
         data = data if type(data) is bytes else _bytes_of(data)
         if self._switch.routing:  # a v1 agent, or one not yet known to speak v2

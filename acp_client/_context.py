@@ -28,6 +28,7 @@ from . import _schema as s
 from ._checks import elicitation_problem
 from ._diagnostics import Diagnostic
 from ._errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, LimitExceeded
+from ._limits import DEFAULT_MAX_ENTITIES
 from ._prompts import PermissionState, PromptState
 from ._rpc import RequestId, Rpc
 from ._session import Session
@@ -137,7 +138,7 @@ DEFAULT_MAX_SESSIONS = 10_000
 class Registry:
     """Every session of the connection, by id, in first-seen order."""
 
-    __slots__ = ("by_id", "max_sessions", "notes", "offer", "terminal_limit")
+    __slots__ = ("by_id", "max_entities", "max_sessions", "notes", "offer", "terminal_limit")
 
     def __init__(
         self,
@@ -145,12 +146,14 @@ class Registry:
         offer: Offer,
         terminal_limit: int | None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_entities: int = DEFAULT_MAX_ENTITIES,
     ) -> None:
         self.by_id: dict[str, Session] = {}
         self.notes = notes
         self.offer = offer
         self.terminal_limit = terminal_limit
         self.max_sessions = max_sessions
+        self.max_entities = max_entities
 
     def session(self, session_id: str, events: list[ev.Event] | None = None) -> Session:
         """The session with that id, created (``SessionCreated`` unannounced) if new.
@@ -189,10 +192,11 @@ class Context:
         terminal_limit: int | None,
         extension_methods: Collection[str],
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_entities: int = DEFAULT_MAX_ENTITIES,
     ) -> None:
         self.notes = Notes()
         self.offer = Offer()
-        self.sessions = Registry(self.notes, self.offer, terminal_limit, max_sessions)
+        self.sessions = Registry(self.notes, self.offer, terminal_limit, max_sessions, max_entities)
         self.rpc = Rpc()
         self.prompts: dict[int | str, PromptState] = {}
         self.extension_methods = frozenset(extension_methods)

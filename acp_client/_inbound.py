@@ -34,6 +34,7 @@ from ._errors import (
     detached,
 )
 from ._framing import LineBuffer, LineTooLong
+from ._limits import entity_count
 from ._methods import dispatch, request_sent, response_received
 from ._session import Session, runs_of
 
@@ -124,24 +125,27 @@ class Inbound:
             runs: Iterable[tuple[str, list[_FastUpdate]]] = ((session_ids[0], notes),)
         else:
             runs = runs_of(session_ids, notes)
-        ctx = self._ctx
         sessions = self._by_id
+        limit = self._ctx.sessions.max_entities
         for session_id, run in runs:
             session = sessions.get(session_id)
             if session is None:
-                if len(sessions) >= ctx.sessions.max_sessions:
-                    for one in run:
-                        kept = s.Notification(method="session/update", params=one.params)
-                        self._limit_reached(_session_limit(ctx, session_id), kept, False, events)
-                    continue
-                apply_update(ctx, run[0].params, events)  # creates the session
-                session = sessions[session_id]
+                self._apply_one(run[0].params, events)  # creates the session (or cannot)
+                session = sessions.get(session_id)
                 run = run[1:]
-            if session.closed:
-                for one in run:
-                    apply_update(ctx, one.params, events)
+            if session is None or session.closed or entity_count(session) + len(run) > limit:
+                for one in run:  # one at a time, each checked against the limits
+                    self._apply_one(one.params, events)
             elif run:
                 session.apply_run([n.params.update for n in run], events)
+
+    def _apply_one(self, params: s.UpdateSessionNotification, events: Events) -> None:
+        """Apply one ``session/update``; one past a limit is kept raw instead."""
+        try:
+            apply_update(self._ctx, params, events)
+        except LimitExceeded as exc:
+            message = s.Notification(method="session/update", params=params)
+            self._limit_reached(exc, message, False, events)
 
     def _forget_lines(self) -> None:
         """Leaving log replay for live bytes: diagnostics no longer have a log line."""
@@ -173,11 +177,7 @@ class Inbound:
         """The params of one decoded ``session/update`` of the agent's (at a log's line)."""
         self._notes.line = line
         events: Events = []
-        try:
-            apply_update(self._ctx, params, events)
-        except LimitExceeded as exc:
-            message = s.Notification(method="session/update", params=params)
-            self._limit_reached(exc, message, False, events)
+        self._apply_one(params, events)
         return events
 
     def line_too_long(self, marker: LineTooLong, events: Events) -> None:

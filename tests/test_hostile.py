@@ -263,3 +263,52 @@ def test_a_number_a_double_holds_gives_no_diagnostic() -> None:
         b'{"jsonrpc":"2.0","method":"ext/x","params":{"n":1e300,"m":' + b"9" * 400 + b"}}\n"
     )
     assert [d.code for d in conn.diagnostics] == ["unknown-notification"]
+
+
+def _chunk(message_id: str) -> dict[str, object]:
+    return {
+        "sessionUpdate": "agent_message_chunk",
+        "messageId": message_id,
+        "content": {"type": "text", "text": "x"},
+    }
+
+
+@pytest.mark.parametrize("reads", ["one read", "line by line", "parsed"])
+def test_entities_past_max_entities_are_kept_raw_and_existing_ones_still_apply(
+    reads: str,
+) -> None:
+    """A session stops growing at the limit; what would add to it is kept raw (hot path,
+    line by line and parsed messages alike); updates to what it holds still apply."""
+    conn = Connection(live=False, max_entities=3)
+    updates = [_chunk(f"m{i}") for i in range(5)] + [_chunk("m0"), {"sessionUpdate": "zz"}]
+    lines = [_update("s", u) for u in updates]
+    events: list[object] = []
+    if reads == "one read":
+        events += conn.receive_data(b"".join(line + b"\n" for line in lines))
+    elif reads == "line by line":
+        for line in lines:
+            events += conn.receive_line(line)
+    else:
+        for line in lines:
+            events += conn.receive_message(msgspec.json.decode(line))
+    session = conn.session("s")
+    assert list(session.messages("agent")) == ["m0", "m1", "m2"]
+    assert len(session.message("agent", "m0").content) == 2  # type: ignore[union-attr]
+    kept = [e for e in events if type(e).__name__ == "LimitReached"]
+    assert [e.message.params.update.message_id for e in kept[:2]] == ["m3", "m4"]  # type: ignore[attr-defined]
+    assert len(kept) == 3 and kept[2].message.params.update == {"sessionUpdate": "zz"}  # type: ignore[attr-defined]
+    first = next(d.message for d in conn.diagnostics if d.code == "limit-reached")
+    assert first == (
+        "an update adding an entity to session 's' not applied:"
+        " the limit max_entities=3 was reached"
+    )
+
+
+@pytest.mark.parametrize("live", [True, False], ids=["live", "passive"])
+def test_a_million_entities_cannot_be_made(live: bool) -> None:
+    """Memory stays bounded by the limit, however many distinct ids arrive (a count, not a
+    time: the session holds ``max_entities`` at most)."""
+    conn = Connection(live=live, max_entities=100)
+    data = b"".join(_update("s", _chunk(f"m{i}")) + b"\n" for i in range(3000))
+    conn.receive_data(data)
+    assert len(conn.session("s").messages("agent")) == 100
