@@ -166,6 +166,13 @@ def test_a_batch_over_max_batch_is_one_invalid_message_naming_the_limit_and_the_
     assert len(within.receive_data(b"[" + b",".join([b"{}"] * 100) + b"]\n")) == 100
 
 
+def test_a_batch_of_30000_empty_objects_is_refused_at_the_default_limit() -> None:
+    """The default limit (10,000) holds: the finding's 3M ``{}`` scaled down a hundredfold."""
+    conn = Connection()
+    (event,) = conn.receive_data(b"[" + b",".join([b"{}"] * 30_000) + b"]\n")
+    assert "batch of 30000 entries exceeds the limit max_batch=10000" in event.error.message  # type: ignore[attr-defined]
+
+
 def test_a_parsed_batch_over_max_batch_is_refused_too() -> None:
     conn = Connection(live=False, max_batch=2)
     (event,) = conn.receive_message([{}, {}, {}])
