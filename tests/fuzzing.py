@@ -138,13 +138,18 @@ def hostile_bytes() -> st.SearchStrategy[bytes]:
     return st.one_of(st.binary(max_size=400), token_soup())
 
 
+MUTATIONS = ("delete", "insert", "flip", "duplicate", "token", "cut")
+
+
 @st.composite
-def mutated_transcript(draw: st.DrawFn) -> bytes:
-    """A valid transcript of ``tests/transcripts/`` with a few mutations applied."""
-    data = bytearray(draw(st.sampled_from(TRANSCRIPTS)).read_bytes())
-    for _ in range(draw(st.integers(1, 6))):
+def mutated(
+    draw: st.DrawFn, files: list[Path], kinds: tuple[str, ...] = MUTATIONS, most: int = 6
+) -> bytes:
+    """One of ``files`` with 1 to ``most`` mutations of the given kinds applied."""
+    data = bytearray(draw(st.sampled_from(files)).read_bytes())
+    for _ in range(draw(st.integers(1, most))):
         at = draw(st.integers(0, len(data)))
-        kind = draw(st.sampled_from(["delete", "insert", "flip", "duplicate", "token", "cut"]))
+        kind = draw(st.sampled_from(kinds))
         if kind == "delete":
             del data[at : at + draw(st.integers(1, 40))]
         elif kind == "insert":
@@ -159,6 +164,11 @@ def mutated_transcript(draw: st.DrawFn) -> bytes:
         elif kind == "cut":
             del data[at:]
     return bytes(data)
+
+
+def mutated_transcript() -> st.SearchStrategy[bytes]:
+    """A valid transcript of ``tests/transcripts/`` with a few mutations applied."""
+    return mutated(TRANSCRIPTS)
 
 
 def splits(data: bytes, cuts: list[int]) -> list[bytes]:

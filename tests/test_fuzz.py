@@ -29,6 +29,7 @@ from fuzzing import (
     SAMPLES,
     feed,
     hostile_bytes,
+    mutated,
     mutated_transcript,
     outcome,
     splits,
@@ -140,25 +141,8 @@ def test_any_bytes_into_the_log_reader(fmt: str | None, data: bytes, cuts: list[
     _reader_properties(data, cuts, fmt)
 
 
-@st.composite
-def _mutated_sample(draw: st.DrawFn) -> bytes:
-    data = bytearray(draw(st.sampled_from(SAMPLES)).read_bytes())
-    for _ in range(draw(st.integers(1, 4))):
-        at = draw(st.integers(0, len(data)))
-        kind = draw(st.sampled_from(["delete", "insert", "flip", "cut"]))
-        if kind == "delete":
-            del data[at : at + draw(st.integers(1, 40))]
-        elif kind == "insert":
-            data[at:at] = draw(st.binary(min_size=1, max_size=8))
-        elif kind == "flip" and at < len(data):
-            data[at] ^= 1 << draw(st.integers(0, 7))
-        else:
-            del data[at:]
-    return bytes(data)
-
-
 @FUZZ
-@given(data=_mutated_sample(), cuts=CUTS)
+@given(data=mutated(SAMPLES, ("delete", "insert", "flip", "cut"), most=4), cuts=CUTS)
 def test_mutated_log_samples_into_the_log_reader(data: bytes, cuts: list[int]) -> None:
     """Every format's sample (gzip and the Zed document too), mutated."""
     _reader_properties(data, cuts, None)
