@@ -3,7 +3,10 @@
 Not collected by pytest (the bounded harness is ``tests/test_fuzz.py``). Run it with the
 ``fuzz`` extra installed, from the repository root::
 
-    PYTHONPATH=$PWD .venv/bin/python tests/fuzz_atheris.py -max_total_time=600 tests/transcripts
+    mkdir -p /tmp/acp-corpus && cp tests/transcripts/*.jsonl /tmp/acp-corpus
+    PYTHONPATH=$PWD .venv/bin/python tests/fuzz_atheris.py -max_total_time=600 /tmp/acp-corpus
+
+(libFuzzer adds the inputs it finds to the corpus folder: never give it ``tests/transcripts``.)
 
 Each input is fed to a live and a passive ``Connection`` (whole, then split in two at a
 point the input's first byte chooses: the outcomes must match) and to ``replay_log``. Any
