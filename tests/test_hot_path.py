@@ -308,41 +308,6 @@ def test_a_later_chunk_keeps_its_block_as_received(odd: list[dict[str, Any]]) ->
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=8),
-    st.data(),
-    st.sampled_from([4, 16, 1 << 20]),
-)
-def test_feed_span_gives_the_lines_feed_gives(
-    lines: list[bytes], data: st.DataObject, limit: int
-) -> None:
-    """1.1: the span framer names the same lines, or defers to ``feed`` near the limit."""
-    wire = b"".join(line + b"\n" for line in lines) + data.draw(st.binary(max_size=5))
-    reads = data.draw(byte_stream_splits(wire)) if wire else []
-    by_line, by_span = LineBuffer(limit), LineBuffer(limit)
-    expected: list[Any] = []
-    got: list[Any] = []
-    for read in reads:
-        expected += by_line.feed(read)
-        span = by_span.feed_span(read)
-        if span is None:
-            got += by_span.feed(read)
-            continue
-        head, start, end = span
-        if head is not None:
-            got.append(head)
-            assert read[start - 1 : start] == b"\n"  # the head ends at the read's first newline
-            assert b"\n" not in read[: start - 1]
-        if start <= end:
-            got += read[start:end].split(b"\n")
-        if end >= 0:
-            assert b"\n" not in read[end + 1 :]  # what is held back completes no line
-    expected += by_line.flush()
-    got += by_span.flush()
-    assert [repr(x) for x in got] == [repr(x) for x in expected]
-
-
-@settings(max_examples=200, deadline=None)
-@given(
     st.lists(st.binary(max_size=3000).map(lambda b: b.replace(b"\n", b"")), max_size=5),
     st.data(),
 )
