@@ -11,7 +11,7 @@ whole log file.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -21,9 +21,9 @@ from ._diagnostics import Diagnostic
 from ._events import Event, ResponseReceived
 from ._schema import Error
 from ._schema import UpdateSessionNotification as _Params
-from ._v1.logswitch import LogSwitch
+from ._v1.logswitch import AdapterOrigin, LogSwitch
 
-__all__ = ["AdapterOrigin", "FailedRequest", "ReplayResult", "Replayer", "replay_log"]
+__all__ = ["FailedRequest", "ReplayResult", "Replayer", "replay_log"]
 
 
 class FailedRequest(msgspec.Struct, frozen=True, gc=False):
@@ -58,28 +58,6 @@ class FailedRequest(msgspec.Struct, frozen=True, gc=False):
         return out
 
 
-class AdapterOrigin(msgspec.Struct, frozen=True, gc=False):
-    """Where events of a v1 replay came from (V1-TO-V2.md 1.2): the adapter, not the Agent.
-
-    One per v2 message the v1 adapter produced or changed that gave events; messages it
-    passed through unchanged have none.
-
-    Attributes:
-        events: the events that message gave, in order.
-        message: the v2 message the adapter produced (translated or made up).
-        source: the raw v1 message it came from; ``None`` for what the adapter made up at
-            the end of a connection.
-        line: the log line of ``source``.
-        tag: always ``"v1-adapter"``.
-    """
-
-    events: tuple[Event, ...]
-    message: Any
-    source: Any
-    line: int | None
-    tag: str = "v1-adapter"
-
-
 _to_params = msgspec.convert
 
 
@@ -96,6 +74,8 @@ class Replayer:
             produced or changed (in :attr:`origins`), to tell the adapter's synthetic ids,
             acceptances and states from what the Agent sent. Off by default: it holds the
             events and messages of the whole replay.
+        unstable: the opt-in (unstable) features the sessions apply, as ``Connection``'s
+            (``"prompt_suggestions"``, ``"cursors"``, ``"unknown_state"``).
     """
 
     def __init__(
@@ -105,8 +85,9 @@ class Replayer:
         terminal_limit: int | None = None,
         strict: bool = False,
         provenance: bool = False,
+        unstable: Collection[str] = (),
     ) -> None:
-        self.connection = Connection(live=False, terminal_limit=terminal_limit)
+        self.connection = Connection(live=False, terminal_limit=terminal_limit, unstable=unstable)
         self.origins: list[AdapterOrigin] | None = [] if provenance else None
         """With ``provenance``: what the v1 adapter produced, in order (else ``None``)."""
         self.strict = strict
@@ -121,9 +102,7 @@ class Replayer:
         self.stderr_lines = 0
         self.skipped_unknown_direction = 0
         # v1 or v2, per connection of the log, and the v1 routing (V1-TO-V2.md 1.3)
-        self._switch = LogSwitch(
-            self, protocol=protocol, origins=self.origins, origin=AdapterOrigin
-        )
+        self._switch = LogSwitch(self, protocol=protocol, origins=self.origins)
 
     @property
     def version(self) -> int | None:
@@ -350,12 +329,14 @@ def replay_log(
     protocol: int | None = None,
     terminal_limit: int | None = None,
     progress: Callable[[int], None] | None = None,
+    unstable: Collection[str] = (),
 ) -> ReplayResult:
     r"""Replay a stored log (any format of LOG-FORMATS.md, gzip or not) into state.
 
     ``source`` is a file name, ``"-"`` for standard input, bytes, or a binary file object.
     With ``strict`` the replay stops at the first error diagnostic (of the reader or of
     the state rules). ``progress`` is called now and then with the number of records read.
+    ``unstable`` opts the sessions into unstable features (see :class:`Connection`).
 
     Example:
         >>> from acp_client import replay_log
@@ -367,7 +348,9 @@ def replay_log(
     """
     from .logs import LogRecord, iter_log
 
-    replayer = Replayer(protocol=protocol, terminal_limit=terminal_limit, strict=strict)
+    replayer = Replayer(
+        protocol=protocol, terminal_limit=terminal_limit, strict=strict, unstable=unstable
+    )
     count = 0
     with iter_log(
         source,

@@ -9,12 +9,13 @@ from the log goes through ``_html_text`` (escaped, sanitized, Markdown made safe
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._html_text import decode_output, esc, markdown_html, terminal_html
 from ._sanitize import sanitize_json
+from ._values import dicts, patch_lines
 
 __all__ = [
     "SEVERITIES",
@@ -46,14 +47,6 @@ def _cls(prefix: str, value: object, known: frozenset[str]) -> str:
 def badge(value: object, prefix: str = "st-", known: frozenset[str] = _STATES) -> str:
     """``value`` as a badge; its class only when ``value`` is in ``known``."""
     return f'<span class="badge {_cls(prefix, value, known)}">{esc(value)}</span>'
-
-
-def dicts(value: object) -> Iterator[Mapping[str, Any]]:
-    """The objects of a list value; anything else is skipped."""
-    if isinstance(value, list):
-        for item in value:
-            if isinstance(item, Mapping):
-                yield item
 
 
 def json_pre(value: object) -> str:
@@ -157,7 +150,23 @@ def entry(item: Mapping[str, Any], ctx: Context) -> str:
         return _tool_call(item, ctx)
     if kind == "compaction":
         return _compaction(item)
+    if kind == "sessionMessage":
+        return _session_message(item)
     return f'<div class="entry"><div class="who">{esc(kind)} entry</div>{json_pre(item)}</div>'
+
+
+def _session_message(msg: Mapping[str, Any]) -> str:
+    """An inter-session message with its sender and recipient (ACP v2 Preview, P12)."""
+    head = "session message"
+    for key, label in (("senderSessionId", "from"), ("recipientSessionId", "to")):
+        if msg.get(key) is not None:
+            head += f' {label} <span class="id">{esc(msg.get(key))}</span>'
+    head += f' <span class="id">{esc(msg.get("messageId"))}</span>{_excluded(msg)}'
+    body = _blocks(msg.get("content")) or '<p class="dim">(empty)</p>'
+    return (
+        f'<div class="entry role-session"><div class="who">{head}</div>'
+        f'<div class="body">{body}</div></div>'
+    )
 
 
 def _message(msg: Mapping[str, Any]) -> str:
@@ -216,6 +225,10 @@ def _tool_content(item: object, ctx: Context) -> str:
         terminal_id = str(item.get("terminalId"))
         ctx.shown.add(terminal_id)
         return terminal(ctx.terminals.get(terminal_id, {"terminalId": terminal_id}), ctx)
+    if kind == "session":
+        return (
+            f'<div class="dim">→ session <span class="id">{esc(item.get("sessionId"))}</span></div>'
+        )
     return f'<div class="dim">[{esc(kind)} content]</div>' + json_pre(item)
 
 
@@ -239,23 +252,10 @@ def _diff(diff: Mapping[str, Any]) -> str:
 
 def _git_patch(text: str) -> str:
     """Patch text with added lines green, removed lines red, headers and hunks marked."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    out: list[str] = []
-    for line in lines:
-        if line.startswith(("+++", "---", "diff --git", "index ")):
-            cls = "head"
-        elif line.startswith("@@"):
-            cls = "hunk"
-        elif line.startswith("+"):
-            cls = "add"
-        elif line.startswith("-"):
-            cls = "del"
-        else:
-            out.append(esc(line))
-            continue
-        out.append(f'<span class="{cls}">{esc(line)}</span>')
+    out = [
+        f'<span class="{kind}">{esc(line)}</span>' if kind else esc(line)
+        for kind, line in patch_lines(text)
+    ]
     return '<pre class="diff">' + "\n".join(out) + "</pre>"
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from rich.console import Console, Group, RenderableType
 from rich.rule import Rule
@@ -39,8 +39,9 @@ from ._render_entities import _EntityRenderer, _Options, _SessionContext
 # plain_text and its piece sizes are re-exported: they were importable from here
 from ._render_text import _PIECE_CHARS as _PIECE_CHARS
 from ._render_text import _PIECE_LINES as _PIECE_LINES
-from ._render_text import _dicts, _indent, _line, _s
+from ._render_text import _indent, _line, _s
 from ._render_text import plain_text as plain_text
+from ._values import dicts as _dicts
 
 __all__ = ["SNAPSHOT_FORMAT", "render_snapshot", "snapshot_renderable"]
 
@@ -54,12 +55,19 @@ class _Renderer(_EntityRenderer):
     def session(self, session: Mapping[str, Any]) -> list[RenderableType]:
         """Every section of one session."""
         session_id = _s(session.get("sessionId"))
-        title = Text.assemble(("session ", "bold"), (session_id, "bold cyan"))
+        child = "parentSessionId" in session
+        kind = "subagent " if child else "session "
+        title = Text.assemble((kind, "bold"), (session_id, "bold cyan"))
         info = session.get("sessionInfo")
-        if isinstance(info, Mapping) and info.get("title") is not None:
+        subagent = session.get("subagent")
+        if child and isinstance(subagent, Mapping) and subagent.get("title") is not None:
+            title.append_text(_line(("  " + _s(subagent.get("title")), "bold")))
+        elif isinstance(info, Mapping) and info.get("title") is not None:
             title.append_text(_line(("  " + _s(info.get("title")), "bold")))
         out: list[RenderableType] = [Rule(title, align="left")]
         out += sections.session_meta(session)
+        out += sections.subagent(session)
+        out += sections.replay(session)
         out += sections.state(session)
         terminals = {_s(t.get("terminalId")): t for t in _dicts(session.get("terminals"))}
         ctx = _SessionContext(session_id, terminals)
@@ -89,6 +97,7 @@ class _Renderer(_EntityRenderer):
         for term in others:
             tail += self.terminal(term, ctx)
         tail += sections.plans(session.get("plans"))
+        tail += sections.suggestions(session)
         tail += sections.usage(session.get("usage"))
         tail += sections.notices(session.get("notices"))
         tail += sections.prompts(session.get("prompts"))
@@ -116,8 +125,9 @@ class _Renderer(_EntityRenderer):
         sessions = list(_dicts(snapshot.get("sessions")))
         if not sessions:
             out.append(Text("(no sessions)", style="dim"))
-        for session in sessions:
-            out += self.session(session)
+        for session, depth in sections.tree_order(sessions):
+            parts = self.session(session)
+            out += parts if depth == 0 else [_indent(Group(*parts), depth)]
         out += sections.failed_requests(failed)
         out += sections.diagnostics(snapshot.get("diagnostics"))
         return out
@@ -154,30 +164,23 @@ def snapshot_renderable(
     return Group(*renderer.snapshot(snapshot, failed_requests))
 
 
+class ViewOptions(TypedDict, total=False):
+    """The options of :func:`render_snapshot`: those of :func:`snapshot_renderable`."""
+
+    show_thoughts: bool
+    markdown: bool
+    terminal_lines: int
+    last_entries: int | None
+    failed_requests: Iterable[Mapping[str, Any]]
+    truncated_terminals: Iterable[Sequence[str]]
+
+
 def render_snapshot(
-    snapshot: Mapping[str, Any],
-    console: Console,
-    *,
-    show_thoughts: bool = True,
-    markdown: bool = False,
-    terminal_lines: int = 200,
-    last_entries: int | None = None,
-    failed_requests: Iterable[Mapping[str, Any]] = (),
-    truncated_terminals: Iterable[Sequence[str]] = (),
+    snapshot: Mapping[str, Any], console: Console, **options: Unpack[ViewOptions]
 ) -> None:
     """Print the human-readable view of ``snapshot`` to ``console``.
 
     Every agent-supplied string is sanitized and never parsed as markup; terminal output is
     emulated. See :func:`snapshot_renderable` for the options.
     """
-    console.print(
-        snapshot_renderable(
-            snapshot,
-            show_thoughts=show_thoughts,
-            markdown=markdown,
-            terminal_lines=terminal_lines,
-            last_entries=last_entries,
-            failed_requests=failed_requests,
-            truncated_terminals=truncated_terminals,
-        )
-    )
+    console.print(snapshot_renderable(snapshot, **options))

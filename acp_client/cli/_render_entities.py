@@ -22,7 +22,6 @@ from ._render_style import (
 )
 from ._render_text import (
     _LINE_CHARS,
-    _dicts,
     _indent,
     _line,
     _Lines,
@@ -34,6 +33,16 @@ from ._render_text import (
 )
 from ._sanitize import sanitize_json, sanitize_text
 from ._terminal import terminal_view
+from ._values import PatchLine, patch_lines
+from ._values import dicts as _dicts
+
+_PATCH_STYLES: dict[PatchLine, str] = {
+    "head": "bold",
+    "hunk": "cyan",
+    "add": "green",
+    "del": "red",
+    "": "",
+}
 
 
 @dataclass
@@ -165,7 +174,19 @@ class _EntityRenderer:
             return self.tool_call(entry, ctx)
         if kind == "compaction":
             return self.compaction(entry)
+        if kind == "sessionMessage":
+            return self.session_message(entry)
         return [_line((f"[{_s(kind)} entry] ", "dim"), sanitize_json(entry))]
+
+    def session_message(self, msg: Mapping[str, Any]) -> list[RenderableType]:
+        """An inter-session message with its sender and recipient (ACP v2 Preview, P12)."""
+        header: list[str | tuple[str, str]] = [("session message", "bold blue")]
+        for key, label in (("senderSessionId", "from"), ("recipientSessionId", "to")):
+            if msg.get(key) is not None:
+                header += [(f" {label} ", "dim"), (_s(msg.get(key)), "cyan")]
+        header += [("  " + _s(msg.get("messageId")), "dim"), *self._excluded(msg)]
+        body = self.blocks(msg.get("content")) or [Text("(empty)", style="dim")]
+        return [_line(*header), _indent(Group(*body))]
 
     @staticmethod
     def _excluded(entry: Mapping[str, Any]) -> list[str | tuple[str, str]]:
@@ -238,6 +259,8 @@ class _EntityRenderer:
             ctx.shown_terminals.add(terminal_id)
             terminal = ctx.terminals.get(terminal_id, {"terminalId": terminal_id})
             return self.terminal(terminal, ctx)
+        if kind == "session":
+            return [_line(("→ session ", "dim"), (_s(item.get("sessionId")), "cyan"))]
         return [_line((f"[{_s(kind)} content] ", "dim"), (sanitize_json(item), "dim"))]
 
     def diff(self, diff: Mapping[str, Any]) -> list[RenderableType]:
@@ -270,23 +293,10 @@ class _EntityRenderer:
     def git_patch(patch: str) -> Text:
         """Git patch text with added lines green, removed lines red, headers emphasised."""
         text = Text()
-        lines = sanitize_text(patch).split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        for i, line in enumerate(lines):
+        for i, (kind, line) in enumerate(patch_lines(sanitize_text(patch))):
             if i:
                 text.append("\n")
-            if line.startswith(("+++", "---", "diff --git", "index ")):
-                style = "bold"
-            elif line.startswith("@@"):
-                style = "cyan"
-            elif line.startswith("+"):
-                style = "green"
-            elif line.startswith("-"):
-                style = "red"
-            else:
-                style = ""
-            text.append(line, style=style)
+            text.append(line, style=_PATCH_STYLES[kind])
         return text
 
     def terminal(self, term: Mapping[str, Any], ctx: _SessionContext) -> list[RenderableType]:
