@@ -22,7 +22,7 @@ def _both(agent: FakeAgent) -> dict[str, Any]:
     model.feed_all(copy.deepcopy(agent.messages))
     conn = Connection(live=False)
     for direction, message in copy.deepcopy(agent.messages):
-        conn.receive_message(message, direction)
+        conn.receive_message(message, "incoming" if direction == "incoming" else "outgoing")
     ours = conn.snapshot()
     ours["diagnostics"] = []
     reference = model.snapshot()
