@@ -491,6 +491,12 @@ class Connection:
         agent.answer_result(self._ctx, request_id, result)
         return self.data_to_send()
 
+    def answer_unhandled(self, request_id: int | str, failure: str | None = None) -> bytes:
+        """No host handler answered: an advertised elicitation is declined (R66), others get
+        -32601; a handler's ``failure`` gets -32603 and a diagnostic naming it (R67)."""
+        agent.answer_unhandled(self._ctx, request_id, failure)
+        return self.data_to_send()
+
     def answer_error(self, request_id: int | str, code: int, message: str) -> bytes:
         """Answer a pending agent request with an error."""
         agent.answer_error(self._ctx, request_id, code, message)
