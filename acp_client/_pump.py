@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
 
@@ -485,6 +486,8 @@ class Pump:
         try:
             async with self._write_lock:
                 await self._write_owed_locked()
+                # asyncio's lock is no checkpoint: a caller cancelled by now sends nothing
+                await anyio.lowlevel.checkpoint_if_cancelled()
                 sent = build()
                 self._waiting[sent.request_id] = waiter
                 await self._send_locked(sent.data)

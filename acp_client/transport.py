@@ -39,6 +39,7 @@ from contextlib import asynccontextmanager
 from typing import IO, Any
 
 import anyio
+import anyio.lowlevel
 import msgspec
 
 from . import _schema as s
@@ -278,6 +279,7 @@ class AgentConnection(Pump):
         """``session/cancel`` (pending permission requests are answered ``cancelled``)."""
         async with self._write_lock:  # built right before it is written, as requests are
             await self._write_owed_locked()
+            await anyio.lowlevel.checkpoint_if_cancelled()  # cancelled by now: nothing sent
             await self._send_locked(self.connection.send_cancel(session_id))
         await self._flush()
 
