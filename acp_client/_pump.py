@@ -48,8 +48,9 @@ leaves :func:`open_agent` (a bug in the client, never a silent hang)."""
 RequestHandler = Callable[[Any], Awaitable[Any]]
 """Answers one request of the agent's: called with its ``params``, returns the ``result``.
 
-``params`` is the decoded request (a schema object for ``elicitation/create``, the plain JSON
-for an extension method or a v1 agent's ``fs/*`` and ``terminal/*`` request). It runs in the
+``params`` is the request's ``params`` as plain JSON (dicts, lists, strings...), for
+``elicitation/create``, an extension method or a v1 agent's ``fs/*`` and ``terminal/*``
+request alike; the result must encode as JSON. It runs in the
 connection's task group; if it raises (an ``Exception``) the agent gets a -32603 error and
 the connection a diagnostic, and the connection goes on (R67)."""
 
