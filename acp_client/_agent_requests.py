@@ -248,7 +248,9 @@ def answer_failed(ctx: Context, request_id: RequestId, problem: str) -> None:
         session_id=sid,
     )
     del ctx.rpc.pending_in[request_id]
-    ctx.rpc.respond_error(request_id, INTERNAL_ERROR, f"internal error: the client failed to handle {method}")
+    ctx.rpc.respond_error(
+        request_id, INTERNAL_ERROR, f"internal error: the client failed to handle {method}"
+    )
 
 
 def answer_unhandled(ctx: Context, request_id: RequestId, failure: str | None = None) -> None:

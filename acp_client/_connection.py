@@ -492,8 +492,7 @@ class Connection:
         return self.data_to_send()
 
     def answer_unhandled(self, request_id: int | str, failure: str | None = None) -> bytes:
-        """No host handler answered: an advertised elicitation is declined (R66), others get
-        -32601; a handler's ``failure`` gets -32603 and a diagnostic naming it (R67)."""
+        """No handler: elicitation declined (R66), else -32601; a ``failure``: -32603 (R67)."""
         agent.answer_unhandled(self._ctx, request_id, failure)
         return self.data_to_send()
 

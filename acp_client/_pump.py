@@ -363,27 +363,7 @@ class Pump:
         if handler is None or self._tasks is None:
             self._owed.append(self.connection.answer_unhandled(rid))
         else:
-            self._tasks.start_soon(self._serve, handler, event)
-
-    async def _serve(self, handler: RequestHandler, event: ev.AgentRequestReceived) -> None:
-        """Await the host's handler and owe its answer; a failure is a -32603 (R67)."""
-        rid = event.request_id
-        try:
-            result = await handler(event.params)
-        except Exception as exc:  # the host's bug: the agent gets an error, never a hang
-            problem = f"{type(exc).__name__}: {exc}"
-            answer = lambda: self.connection.answer_unhandled(rid, problem)  # noqa: E731
-        else:
-            answer = lambda: self.connection.answer_request(rid, result)  # noqa: E731
-        if rid not in self.connection.pending_agent_requests():
-            return  # withdrawn meanwhile (its answer was sent then)
-        try:
-            self._owed.append(answer())
-        except (TypeError, ValueError, msgspec.EncodeError) as exc:
-            problem = f"its result cannot be encoded: {exc}"
-            self._owed.append(self.connection.answer_unhandled(rid, problem))
-        with contextlib.suppress(AgentExited):  # it stopped reading: the reader says how it ended
-            await self._flush()
+            self._tasks.start_soon(_serve, self, handler, event)
 
     async def _decide_permission(self, perm: PermissionState) -> None:
         option: str | None = None
@@ -538,10 +518,37 @@ class Pump:
         try:
             # Shielded: a cancelled caller still writes what is owed (bounded), then closes.
             deadline = anyio.current_time() + 1.0
-            with anyio.CancelScope(deadline=deadline, shield=True), contextlib.suppress(AgentExited):
+            with (
+                anyio.CancelScope(deadline=deadline, shield=True),
+                contextlib.suppress(AgentExited),
+            ):
                 await self._flush()  # under the write lock: a write in progress ends first
         finally:
             await self._send.aclose()
+
+
+async def _serve(pump: Pump, handler: RequestHandler, event: ev.AgentRequestReceived) -> None:
+    """Await the host's handler and owe its answer; a failure is a -32603 (R67)."""
+    rid = event.request_id
+    conn = pump.connection
+    result: Any = None
+    failure: str | None = None
+    try:
+        result = await handler(event.params)
+    except Exception as exc:  # the host's bug: the agent gets an error, never a hang
+        failure = f"{type(exc).__name__}: {exc}"
+    if rid not in conn.pending_agent_requests():
+        return  # withdrawn meanwhile (its answer was sent then)
+    try:
+        if failure is None:
+            data = conn.answer_request(rid, result)
+        else:
+            data = conn.answer_unhandled(rid, failure)
+    except (TypeError, ValueError, msgspec.EncodeError) as exc:
+        data = conn.answer_unhandled(rid, f"its result cannot be encoded: {exc}")
+    pump._owed.append(data)
+    with contextlib.suppress(AgentExited):  # it stopped reading: the reader says how it ended
+        await pump._flush()
 
 
 def _is_closed(channel: MemoryObjectSendStream[ev.Event]) -> bool:

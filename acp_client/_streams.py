@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -95,10 +96,8 @@ class _AnyioWriter:
             raise anyio.BrokenResourceError(str(exc) or type(exc).__name__) from exc
 
     async def aclose(self) -> None:
-        try:
+        with contextlib.suppress(*_GONE):
             await self._stream.aclose()
-        except _GONE:
-            pass
 
 
 class _TrioWriter:
@@ -115,10 +114,8 @@ class _TrioWriter:
             raise anyio.BrokenResourceError(str(exc) or type(exc).__name__) from exc
 
     async def aclose(self) -> None:
-        try:
+        with contextlib.suppress(*self._gone):
             await self._stream.aclose()
-        except self._gone:
-            pass
 
 
 def reader(stream: Any) -> ByteReader:

@@ -390,7 +390,10 @@ async def open_agent(
             if group:
                 await stop_group(process.pid)
             if process.returncode is not None:
-                with anyio.move_on_after(1), contextlib.suppress(OSError, anyio.BrokenResourceError):
+                with (
+                    anyio.move_on_after(1),
+                    contextlib.suppress(OSError, anyio.BrokenResourceError),
+                ):
                     await process.aclose()  # the pipes (asyncio warns of unclosed ones)
         if recorder is not None:
             recorder.close()

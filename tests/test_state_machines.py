@@ -15,9 +15,9 @@ from itertools import product
 from typing import Any, get_args
 
 import pytest
+from helpers import SID, apply, idle, state
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from helpers import SID, apply, idle, state
 
 from acp_client import LocalProtocolError, Session
 from acp_client._foreground import TRANSITIONS, Phase, StateInput, phase_of, transition
