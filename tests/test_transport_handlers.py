@@ -183,3 +183,37 @@ def test_R66_R67_property_every_agent_request_gets_exactly_the_answer_its_rule_s
     assert len([m for m in agent.received if m.get("id", -1) >= 100]) == len(requests)
     failed = [d for d in client.connection.diagnostics if d.code == "host-handler-failed"]
     assert len(failed) == sum(method == "_x/raise" for method, _ in requests)
+
+
+def test_a_v1_agents_file_system_request_goes_to_the_hosts_handler() -> None:
+    """V1-TO-V2: ``fs/*`` and ``terminal/*`` of a v1 agent are the host's to answer."""
+
+    def init(m: dict[str, Any], out: FakeAgent) -> None:
+        out.result(m["id"], {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []})
+
+    def new(m: dict[str, Any], out: FakeAgent) -> None:
+        out.result(m["id"], {"sessionId": "s"})
+
+    def prompt(m: dict[str, Any], out: FakeAgent) -> None:
+        params = {"sessionId": "s", "path": "/w/a.py"}
+        out.send(
+            "incoming", {"jsonrpc": "2.0", "id": 5, "method": "fs/read_text_file", "params": params}
+        )
+        out.send("incoming", {"jsonrpc": "2.0", "id": 6, "method": "terminal/create", "params": {}})
+        out.result(m["id"], {"stopReason": "end_turn"})
+
+    def done(message: dict[str, Any], out: FakeAgent) -> None:
+        out.result(message["id"], {})
+
+    agent = ScriptedAgent(
+        {"initialize": init, "session/new": new, "session/prompt": prompt, "_test/done": done}
+    )
+
+    async def read(params: Any) -> Any:
+        return {"content": f"text of {params['path']}"}
+
+    reason, client = drive(agent, turn, handlers={"fs/read_text_file": read})
+    assert client.protocol_version == 1 and reason == "end_turn"
+    got = answers(agent)
+    assert got[5]["result"] == {"content": "text of /w/a.py"}
+    assert got[6]["error"]["code"] == -32601  # no handler for it
