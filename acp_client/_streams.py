@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -56,83 +57,65 @@ def _trio_gone() -> tuple[type[BaseException], ...]:
     return (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
 
-class _AnyioReader:
-    __slots__ = ("_stream",)
+class _Reader:
+    """Reads with ``receive`` (anyio's ``receive``, trio's ``receive_some``)."""
 
-    def __init__(self, stream: anyio.abc.ByteReceiveStream) -> None:
-        self._stream = stream
+    __slots__ = ("_gone", "_receive")
 
-    async def read(self, max_bytes: int) -> bytes:
-        try:
-            return bytes(await self._stream.receive(max_bytes))
-        except _GONE:
-            return b""
-
-
-class _TrioReader:
-    __slots__ = ("_gone", "_stream")
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-        self._gone = _trio_gone()
+    def __init__(
+        self, receive: Callable[[int], Awaitable[Any]], gone: tuple[type[BaseException], ...]
+    ) -> None:
+        self._receive = receive
+        self._gone = gone
 
     async def read(self, max_bytes: int) -> bytes:
         try:
-            return bytes(await self._stream.receive_some(max_bytes))
+            return bytes(await self._receive(max_bytes))
         except self._gone:
             return b""
 
 
-class _AnyioWriter:
-    __slots__ = ("_stream",)
+class _Writer:
+    """Writes with ``send`` (anyio's ``send``, trio's ``send_all``); closes with ``close``."""
 
-    def __init__(self, stream: anyio.abc.ByteSendStream) -> None:
-        self._stream = stream
+    __slots__ = ("_close", "_gone", "_send")
 
-    async def write(self, data: bytes) -> None:
-        try:
-            await self._stream.send(data)
-        except (anyio.ClosedResourceError, OSError) as exc:
-            raise anyio.BrokenResourceError(str(exc) or type(exc).__name__) from exc
-
-    async def aclose(self) -> None:
-        with contextlib.suppress(*_GONE):
-            await self._stream.aclose()
-
-
-class _TrioWriter:
-    __slots__ = ("_gone", "_stream")
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-        self._gone = _trio_gone()
+    def __init__(
+        self,
+        send: Callable[[bytes], Awaitable[Any]],
+        close: Callable[[], Awaitable[Any]],
+        gone: tuple[type[BaseException], ...],
+    ) -> None:
+        self._send = send
+        self._close = close
+        self._gone = gone
 
     async def write(self, data: bytes) -> None:
         try:
-            await self._stream.send_all(data)
+            await self._send(data)
         except self._gone as exc:
             raise anyio.BrokenResourceError(str(exc) or type(exc).__name__) from exc
 
     async def aclose(self) -> None:
         with contextlib.suppress(*self._gone):
-            await self._stream.aclose()
+            await self._close()
 
 
 def reader(stream: Any) -> ByteReader:
     """Read an anyio ``ByteReceiveStream`` or a trio ``ReceiveStream``."""
     if hasattr(stream, "receive_some"):
-        return _TrioReader(stream)
+        return _Reader(stream.receive_some, _trio_gone())
     if hasattr(stream, "receive"):
-        return _AnyioReader(stream)
+        return _Reader(stream.receive, _GONE)
     raise TypeError(f"not a byte receive stream (anyio or trio): {stream!r}")
 
 
 def writer(stream: Any) -> ByteWriter:
     """Write an anyio ``ByteSendStream`` or a trio ``SendStream``."""
     if hasattr(stream, "send_all"):
-        return _TrioWriter(stream)
+        return _Writer(stream.send_all, stream.aclose, _trio_gone())
     if hasattr(stream, "send"):
-        return _AnyioWriter(stream)
+        return _Writer(stream.send, stream.aclose, _GONE)
     raise TypeError(f"not a byte send stream (anyio or trio): {stream!r}")
 
 
