@@ -1278,3 +1278,43 @@ def test_the_transport_does_not_import_the_cli() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "killpg"), reason="needs POSIX process groups")
+def test_own_session_stops_what_is_left_of_the_agents_process_group() -> None:
+    """``own_session``: a child the agent left running is stopped when the connection ends."""
+    import os
+    import sys
+
+    script = (
+        "import json, os, subprocess, sys\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print(os.getpid(), file=sys.stderr, flush=True)\n"
+        "msg = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'result': {"
+        "'protocolVersion': 2, 'capabilities': {}, 'info': {'name': 'a', 'version': '1'}}}),"
+        " flush=True)\n"
+        "sys.stdin.readline()\n"  # until its input ends; the child lives on
+    )
+
+    def alive(pgid: int) -> bool:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    async def main() -> tuple[bool, bool]:
+        async with open_agent([sys.executable, "-c", script], own_session=True) as agent:
+            await agent.initialize()
+            with anyio.fail_after(30):
+                while not agent.stderr_lines:
+                    await anyio.sleep(0.05)
+            pgid = int(agent.stderr_lines[0])
+            before = alive(pgid)
+        with anyio.fail_after(30):  # an upper bound only: SIGTERM ends it at once
+            while alive(pgid):
+                await anyio.sleep(0.05)
+        return before, agent.exit_status == 0
+
+    assert run(main) == (True, True)
