@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any
 
 import anyio
@@ -113,6 +113,7 @@ class Pump:
         request_timeout: float | None = None,
         max_line: int = DEFAULT_MAX_LINE,
         terminal_limit: int | None = None,
+        unstable: Collection[str] = (),
     ) -> None:
         self._handlers = dict(handlers or {})
         if "session/request_permission" in self._handlers:
@@ -122,6 +123,7 @@ class Pump:
             terminal_limit=terminal_limit,
             max_line=max_line,
             extension_methods=set(self._handlers) - {"elicitation/create"},
+            unstable=unstable,
         )
         self.stderr_lines: list[str] = []
         self._send = writer(send_stream)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import IO, Any
 
@@ -155,6 +155,8 @@ class AgentConnection(Pump):
             bound it with ``anyio.fail_after`` (or trio's, or ``asyncio.timeout``).
         max_line: the longest line accepted from the agent.
         terminal_limit: per-terminal byte retention limit (``None``: keep every byte).
+        unstable: opt-in (unstable) features of the ACP v2 Preview the sessions apply
+            (``"prompt_suggestions"``, ``"cursors"``, ``"unknown_state"``; see ``Connection``).
 
     Attributes:
         stderr_lines: the agent's stderr lines; past twice :attr:`STDERR_LINES_KEPT`,
@@ -241,8 +243,17 @@ class AgentConnection(Pump):
             params.replay_from = s.ReplayFromStart()
         return await self._call("session/resume", params)
 
-    async def prompt(self, session_id: str, prompt: str | Sequence[s.ContentBlock]) -> PromptHandle:
+    async def prompt(
+        self,
+        session_id: str,
+        prompt: str | Sequence[s.ContentBlock],
+        *,
+        idempotency_key: str | bool | None = None,
+    ) -> PromptHandle:
         """Send a prompt; return once the agent inserted it (with its ``messageId``).
+
+        ``idempotency_key``: as :meth:`Connection.send_prompt` (v2 Preview): sent again with
+        the same key and content, the prompt is a retry the agent inserts at most once.
 
         Raises:
             RequestFailed: the agent rejected the prompt (it was not inserted).
@@ -252,7 +263,10 @@ class AgentConnection(Pump):
         """
         blocks = [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
         sent, _ = await self._send_request(
-            "session/prompt", lambda: self.connection.send_prompt(session_id, blocks)
+            "session/prompt",
+            lambda: self.connection.send_prompt(
+                session_id, blocks, idempotency_key=idempotency_key
+            ),
         )
         state = self.connection.prompt(sent.request_id)
         session = self.connection.session(session_id)
@@ -319,6 +333,7 @@ async def open_agent(
     terminal_limit: int | None = None,
     exit_timeout: float = 5.0,
     own_session: bool = False,
+    unstable: Collection[str] = (),
 ) -> AsyncIterator[AgentConnection]:
     """Start an agent process and yield the :class:`AgentConnection` speaking to it.
 
@@ -332,7 +347,8 @@ async def open_agent(
     ``SIGKILL`` a second later. The recording file is opened once the agent has started, so
     a command that cannot start leaves an earlier recording as it was. It runs on trio and
     on asyncio alike (anyio picks the running loop); ``handlers`` are the host's answers to
-    the agent's requests (:class:`AgentConnection`).
+    the agent's requests, and ``unstable`` opts the sessions into unstable features (as
+    :class:`AgentConnection`'s).
     """
     group = own_session and os.name == "posix"
     process = await anyio.open_process(
@@ -364,6 +380,7 @@ async def open_agent(
         request_timeout=request_timeout,
         max_line=max_line,
         terminal_limit=terminal_limit,
+        unstable=unstable,
     )
     agent._process_watched = True  # _watch_exit reports the exit status
     try:
