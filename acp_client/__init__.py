@@ -7,7 +7,7 @@ Layers, each usable alone:
   :mod:`acp_client.events`;
 * track — :class:`Connection`, the sans-IO connection (prompts, permissions, cancel, replay;
   v1 agents through :mod:`acp_client.v1`, switched to on its own);
-* run — :mod:`acp_client.transport` (trio, extra ``run``);
+* run — :mod:`acp_client.transport` (anyio: trio or asyncio, extra ``run``);
 * replay — :func:`replay_log`, :mod:`acp_client.logs` and the ``acp-client`` command;
 * test — :mod:`acp_client.testing` (strategies: extra ``testing``).
 

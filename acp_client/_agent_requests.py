@@ -19,7 +19,7 @@ from . import _events as ev
 from . import _schema as s
 from ._checks import option_problems, relative_path
 from ._context import Context, answer_permission, session_id_of
-from ._errors import METHOD_NOT_FOUND, LocalProtocolError
+from ._errors import INTERNAL_ERROR, METHOD_NOT_FOUND, LocalProtocolError
 from ._limits import check_entities
 from ._prompts import PermissionState
 from ._rpc import AgentRequest as AgentRequestEntry
@@ -29,7 +29,9 @@ __all__ = [
     "AGENT_REQUESTS",
     "answer_chosen",
     "answer_error",
+    "answer_failed",
     "answer_result",
+    "answer_unhandled",
     "answer_unknown",
     "apply_update",
     "displace",
@@ -227,8 +229,8 @@ def answer_result(ctx: Context, request_id: RequestId, result: Any) -> None:
     """The embedder answers a request of the agent's (not a permission one) with a result."""
     if _waiting(ctx, request_id)[0] == "session/request_permission":
         raise LocalProtocolError("use answer_permission for permission requests")
+    ctx.rpc.respond(request_id, result)  # first: a result that cannot be encoded leaves it pending
     ctx.rpc.pending_in.pop(request_id)
-    ctx.rpc.respond(request_id, result)
 
 
 def answer_error(ctx: Context, request_id: RequestId, code: int, message: str) -> None:
@@ -247,3 +249,43 @@ def answer_unknown(ctx: Context, request_id: RequestId) -> None:
     method = _waiting(ctx, request_id)[0]
     del ctx.rpc.pending_in[request_id]
     ctx.rpc.respond_error(request_id, METHOD_NOT_FOUND, f"method not found: {method}")
+
+
+def answer_failed(ctx: Context, request_id: RequestId, problem: str) -> None:
+    """The host's handler for a request of the agent's failed: -32603 and a diagnostic (R67).
+
+    The agent gets a safe message (the method, never the host's exception text); the
+    diagnostic keeps ``problem`` for the host.
+    """
+    method, _params, sid = _waiting(ctx, request_id)
+    if method == "session/request_permission":
+        raise LocalProtocolError("use answer_permission for permission requests")
+    ctx.notes.note(
+        "host-handler-failed",
+        f"the host's handler for the agent's {method} request {request_id!r} failed"
+        f" ({problem}); answered -32603 (R67)",
+        "error",
+        session_id=sid,
+    )
+    del ctx.rpc.pending_in[request_id]
+    ctx.rpc.respond_error(
+        request_id, INTERNAL_ERROR, f"internal error: the client failed to handle {method}"
+    )
+
+
+def answer_unhandled(ctx: Context, request_id: RequestId, failure: str | None = None) -> None:
+    """A request the client serves but no host handler answered (R66, R67).
+
+    ``failure``: the handler failed (:func:`answer_failed`). Else an advertised
+    ``elicitation/create`` is declined (``{"action": "decline"}``), never -32601; anything
+    else is -32601.
+    """
+    if failure is not None:
+        answer_failed(ctx, request_id, failure)
+        return
+    method = _waiting(ctx, request_id)[0]
+    if method == "elicitation/create":
+        del ctx.rpc.pending_in[request_id]
+        ctx.rpc.respond(request_id, {"action": "decline"})
+    else:
+        answer_unknown(ctx, request_id)

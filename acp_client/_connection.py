@@ -458,6 +458,11 @@ class Connection(Submissions):
         agent.answer_result(self._ctx, request_id, result)
         return self.data_to_send()
 
+    def answer_unhandled(self, request_id: int | str, failure: str | None = None) -> bytes:
+        """No handler: elicitation declined (R66), else -32601; a ``failure``: -32603 (R67)."""
+        agent.answer_unhandled(self._ctx, request_id, failure)
+        return self.data_to_send()
+
     def answer_error(self, request_id: int | str, code: int, message: str) -> bytes:
         """Answer a pending agent request with an error."""
         agent.answer_error(self._ctx, request_id, code, message)

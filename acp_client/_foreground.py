@@ -24,7 +24,8 @@ The effects, run in the listed order:
 * ``forget-background``: an unrecognized state leaves background work *not reported* (6.3).
 * ``complete``: work ended (6.3, R51): one completed turn with its stop reason (R12 when
   missing), a refusal marks the current work's prompt and what follows (R14), an ``error``
-  after ``session/cancel`` breaks A11, then pending permissions (R40) and unechoed prompts
+  after ``session/cancel`` breaks A11 and any other reason but ``cancelled`` is a cancel
+  ignored (R68), then pending permissions (R40) and unechoed prompts
   (R2) are reported.
 * ``end-work``: the idle ends what came before (a resume snapshot's too): the next work's
   prompt is placed after it.
@@ -285,6 +286,12 @@ class Foreground:
                 "cancel-ended-with-error",
                 "work cancelled with session/cancel ended with `error`; it must"
                 " end with `cancelled` (A11)",
+            )
+        elif self.cancel_requested and stop_reason not in ("cancelled", None):
+            self._note(
+                "cancel-ignored",
+                f"work cancelled with session/cancel ended with {stop_reason!r}, not"
+                " `cancelled`: the agent ignored or lost the cancel (R68)",
             )
         self._turn_ended()
 

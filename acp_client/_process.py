@@ -10,7 +10,8 @@ import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import trio
+import anyio
+import anyio.abc
 
 from ._pump import Pump
 
@@ -34,7 +35,7 @@ async def unwrapped() -> AsyncIterator[None]:
         raise lone from None
 
 
-async def watch_exit(process: trio.Process, agent: Pump, grace: float = 1.0) -> None:
+async def watch_exit(process: anyio.abc.Process, agent: Pump, grace: float = 1.0) -> None:
     """When the agent process exits, end its streams after ``grace`` seconds.
 
     A child the agent started may still hold its stdout (or stderr) open; without this the
@@ -43,12 +44,13 @@ async def watch_exit(process: trio.Process, agent: Pump, grace: float = 1.0) -> 
     await process.wait()
     agent.exit_status = process.returncode
     agent._exited.set()
-    with trio.move_on_after(grace):
+    with anyio.move_on_after(grace):
         await agent._closed.wait()
     if not agent.closed:
         for stream in (process.stdout, process.stderr):
             if stream is not None:
-                await stream.aclose()
+                with contextlib.suppress(OSError, anyio.BrokenResourceError):
+                    await stream.aclose()
 
 
 async def stop_group(pgid: int, grace: float = 1.0) -> None:
@@ -59,9 +61,9 @@ async def stop_group(pgid: int, grace: float = 1.0) -> None:
     """
     if not _signal_group(pgid, signal.SIGTERM):
         return
-    with trio.move_on_after(grace):
+    with anyio.move_on_after(grace):
         while _signal_group(pgid, 0):
-            await trio.sleep(0.05)
+            await anyio.sleep(0.05)
         return
     _signal_group(pgid, signal.SIGKILL)
 
@@ -75,9 +77,10 @@ def _signal_group(pgid: int, signum: int) -> bool:
     return True
 
 
-def kill(process: trio.Process, group: bool) -> None:
+def kill(process: anyio.abc.Process, group: bool) -> None:
     """Kill the agent and, when it leads its own process group, its children with it."""
     if group:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-    process.kill()
+    with contextlib.suppress(ProcessLookupError):  # asyncio's, once it was reaped
+        process.kill()

@@ -1,18 +1,23 @@
 # Owns the byte pump of a live connection (ACP-V2-CLIENT-STATE.md sections 1 and 2.4, live
 # mode): reading the agent's stdout into `Connection.receive_data` and its stderr into lines,
 # writing what the client owes (answers, cancels) off the reader, waking the callers that wait
-# for a response or a state change, and running the permission handler. Protocol state, v1
-# included, lives in the sans-IO Connection; the request API is `transport.AgentConnection`.
-"""The trio pump under :class:`acp_client.transport.AgentConnection`, and its errors."""
+# for a response or a state change, and running the host's handlers (permission, agent
+# requests, R66, R67). Protocol state, v1 included, lives in the sans-IO Connection; the
+# request API is `transport.AgentConnection`. Runs on anyio: trio or asyncio alike.
+"""The anyio pump under :class:`acp_client.transport.AgentConnection`, and its errors."""
 
 from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any
 
-import trio
+import anyio
+import anyio.abc
+import anyio.lowlevel
+import msgspec
+from anyio.streams.memory import MemoryObjectSendStream
 
 from . import _events as ev
 from . import _schema as s
@@ -21,11 +26,13 @@ from ._errors import ACPError, LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineBuffer, head_text
 from ._prompts import PermissionState
 from ._recorder import Recorder
+from ._streams import EventStream, reader, writer
 
 __all__ = [
     "AgentError",
     "AgentExited",
     "PermissionHandler",
+    "RequestHandler",
     "Pump",
     "RequestFailed",
     "RequestTimeout",
@@ -34,9 +41,18 @@ __all__ = [
 PermissionHandler = Callable[[PermissionState], Awaitable[str | None]]
 """Decides a permission request: return an offered ``optionId``, or ``None`` (cancelled).
 
-It runs in the connection's nursery: if it raises, or returns an option the request did
+It runs in the connection's task group: if it raises, or returns an option the request did
 not offer (:class:`~acp_client.LocalProtocolError`), that error ends the connection and
 leaves :func:`open_agent` (a bug in the client, never a silent hang)."""
+
+RequestHandler = Callable[[Any], Awaitable[Any]]
+"""Answers one request of the agent's: called with its ``params``, returns the ``result``.
+
+``params`` is the request's ``params`` as plain JSON (dicts, lists, strings...), for
+``elicitation/create``, an extension method or a v1 agent's ``fs/*`` and ``terminal/*``
+request alike; the result must encode as JSON. It runs in the
+connection's task group; if it raises (an ``Exception``) the agent gets a -32603 error and
+the connection a diagnostic, and the connection goes on (R67)."""
 
 _READ_BLOCK = 1 << 16
 
@@ -87,54 +103,68 @@ class Pump:
 
     def __init__(
         self,
-        send_stream: trio.abc.SendStream,
-        receive_stream: trio.abc.ReceiveStream,
+        send_stream: Any,
+        receive_stream: Any,
         *,
-        stderr_stream: trio.abc.ReceiveStream | None = None,
+        stderr_stream: Any = None,
         recorder: Recorder | None = None,
         on_permission: PermissionHandler | None = None,
+        handlers: Mapping[str, RequestHandler] | None = None,
         request_timeout: float | None = None,
         max_line: int = DEFAULT_MAX_LINE,
         terminal_limit: int | None = None,
         unstable: Collection[str] = (),
     ) -> None:
+        self._handlers = dict(handlers or {})
+        if "session/request_permission" in self._handlers:
+            raise ValueError("permission requests are decided by on_permission, not a handler")
         self.connection = Connection(
-            live=True, terminal_limit=terminal_limit, max_line=max_line, unstable=unstable
+            live=True,
+            terminal_limit=terminal_limit,
+            max_line=max_line,
+            extension_methods=set(self._handlers) - {"elicitation/create"},
+            unstable=unstable,
         )
         self.stderr_lines: list[str] = []
-        self._send = send_stream
-        self._receive = receive_stream
-        self._stderr = stderr_stream
+        self._send = writer(send_stream)
+        self._receive = reader(receive_stream)
+        self._stderr = reader(stderr_stream) if stderr_stream is not None else None
         self._recorder = recorder
         self._on_permission = on_permission
         self._timeout = request_timeout
         self._max_line = max_line
-        self._write_lock = trio.Lock()
-        self._kick = trio.Event()  # what the reader owes the agent waits for the writer
+        self._write_lock = anyio.Lock()
+        self._kick = anyio.Event()  # what the reader owes the agent waits for the writer
         self._responses: dict[int | str, ev.ResponseReceived] = {}
         self._owed: list[bytes] = []
-        self._waiting: dict[int | str, trio.Event] = {}
-        self._changed: dict[str, trio.Event] = {}
-        self._deciding: dict[int, tuple[PermissionState, trio.CancelScope]] = {}
-        self._subscribers: list[trio.MemorySendChannel[ev.Event]] = []
-        self._closed = trio.Event()
-        self._exited = trio.Event()  # set by the process watcher of open_agent
+        self._waiting: dict[int | str, anyio.Event] = {}
+        self._changed: dict[str, anyio.Event] = {}
+        self._deciding: dict[int, tuple[PermissionState, anyio.CancelScope]] = {}
+        self._subscribers: list[MemoryObjectSendStream[ev.Event]] = []
+        self._closed = anyio.Event()
+        self._exited = anyio.Event()  # set by the process watcher of open_agent
         self._process_watched = False
-        self._nursery: trio.Nursery | None = None
+        self._tasks: anyio.abc.TaskGroup | None = None
         self.exit_error: AgentError | None = None
         self.exit_status: int | None = None
         """The agent process's exit status once it exited (``None`` before, or with no process)."""
 
     # ------------------------------------------------------------------ running
 
-    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Pump the streams until the agent closes its stdout (run it in a nursery)."""
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
+    async def run(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Pump the streams until the agent closes its stdout.
+
+        Run it in a task group with ``await group.start(agent.run)`` (a trio nursery's
+        ``start`` works too).
+        """
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
             if self._stderr is not None:
-                nursery.start_soon(self._read_stderr)
+                tasks.start_soon(self._read_stderr)
             task_status.started()
-            async with trio.open_nursery() as pump:
+            async with anyio.create_task_group() as pump:
                 # The reader never waits on a write: an agent that sends many requests
                 # before it reads the answers would otherwise block both sides for good.
                 pump.start_soon(self._writer)
@@ -151,29 +181,28 @@ class Pump:
         """The negotiated protocol version (1 means the v1 adapter is in use)."""
         return self.connection.protocol_version
 
-    def events(self) -> trio.MemoryReceiveChannel[ev.Event]:
+    def events(self) -> EventStream[ev.Event]:
         """A stream of every event from now on (each call is a new subscriber).
 
-        It ends when the agent's output ends (at once if it already has). Close it (``with
+        It is an :class:`~acp_client.transport.EventStream` (``async for event in events``,
+        ``receive()``, ``receive_nowait()``, ``close()``; the same on trio and asyncio). It
+        ends when the agent's output ends (at once if it already has). Close it (``with
         agent.events() as events:``, or ``events.close()``) to unsubscribe: a subscriber
         nobody reads keeps every event it is sent.
         """
-        send, receive = trio.open_memory_channel[ev.Event](math.inf)
+        send, receive = anyio.create_memory_object_stream[ev.Event](math.inf)
         if self._closed.is_set():
             send.close()  # nothing more will come
         else:
             self._subscribers.append(send)
-        return receive
+        return EventStream(receive)
 
     async def _read_stdout(self) -> None:
         ended = False
         try:
             while True:
-                try:
-                    data = await self._receive.receive_some(_READ_BLOCK)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    data = b""
-                self._incoming(bytes(data))
+                data = await self._receive.read(_READ_BLOCK)
+                self._incoming(data)
                 if not data:
                     break
             ended = True  # the output ended (not a cancellation of the reader)
@@ -181,8 +210,8 @@ class Pump:
             self.connection.connection_lost()
             if ended and self._process_watched and not self._exited.is_set():
                 # Output ends as the process exits: wait a moment to name its status.
-                with trio.CancelScope(shield=True) as scope:
-                    scope.deadline = trio.current_time() + 0.5
+                with anyio.CancelScope(shield=True) as scope:
+                    scope.deadline = anyio.current_time() + 0.5
                     await self._exited.wait()
             status = self.exit_status
             self.exit_error = AgentExited(
@@ -204,11 +233,8 @@ class Pump:
         assert self._stderr is not None
         lines = LineBuffer(self._max_line)
         while True:
-            try:
-                data = await self._stderr.receive_some(_READ_BLOCK)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                data = b""
-            items = lines.feed(bytes(data)) if data else lines.flush()
+            data = await self._stderr.read(_READ_BLOCK)
+            items = lines.feed(data) if data else lines.flush()
             for line in items:
                 if isinstance(line, bytes):
                     text = line.decode("utf-8", errors="replace")
@@ -235,7 +261,7 @@ class Pump:
         """Write what reading owes the agent (answers, cancels), in order, off the reader."""
         while True:
             await self._kick.wait()
-            self._kick = trio.Event()
+            self._kick = anyio.Event()
             try:
                 await self._flush()
             except AgentExited:
@@ -259,13 +285,22 @@ class Pump:
             elif kind is ev.PermissionWithdrawn or kind is ev.PermissionAnswered:
                 self._close_decided()
             elif kind is ev.AgentRequestReceived:
-                rid = event.request_id  # type: ignore[attr-defined]
-                if rid in self.connection.pending_agent_requests():
-                    self._owed.append(self.connection.answer_method_not_found(rid))
+                self._agent_request(event)  # type: ignore[arg-type]
             for channel in self._subscribers:
-                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                     channel.send_nowait(event)
-        self._subscribers = [c for c in self._subscribers if not _is_closed(c)]
+        if any(_is_closed(c) for c in self._subscribers):
+            self._unsubscribe()
+
+    def _unsubscribe(self) -> None:
+        """Forget the subscribers that closed their stream (closing the sending side too)."""
+        kept = []
+        for channel in self._subscribers:
+            if _is_closed(channel):
+                channel.close()
+            else:
+                kept.append(channel)
+        self._subscribers = kept
 
     def _malformed_response(self, event: ev.InvalidMessageReceived) -> None:
         """Not a response (LOG-FORMATS 1.7), but meant for a call that waits: fail that call.
@@ -311,22 +346,33 @@ class Pump:
             raise self._gone(when)
         event = self._changed.get(session_id)
         if event is None:
-            event = self._changed[session_id] = trio.Event()
+            event = self._changed[session_id] = anyio.Event()
         await event.wait()
 
     def _permission(self, event: ev.PermissionRequested) -> None:
         session = self.connection.session(event.session_id)
         perm = session.permissions.get(event.request_id)
-        if perm is None or perm.status != "pending" or self._nursery is None:
+        if perm is None or perm.status != "pending" or self._tasks is None:
             return
-        self._nursery.start_soon(self._decide_permission, perm)
+        self._tasks.start_soon(self._decide_permission, perm)
+
+    def _agent_request(self, event: ev.AgentRequestReceived) -> None:
+        """A request the connection left to the host: its handler answers it (R66)."""
+        rid = event.request_id
+        if rid not in self.connection.pending_agent_requests():
+            return  # answered by the connection already (-32601, -32602)
+        handler = self._handlers.get(event.method)
+        if handler is None or self._tasks is None:
+            self._owed.append(self.connection.answer_unhandled(rid))
+        else:
+            self._tasks.start_soon(_serve, self, handler, event)
 
     async def _decide_permission(self, perm: PermissionState) -> None:
         option: str | None = None
         if perm.status != "pending":
             return  # answered or withdrawn before this task started
         if self._on_permission is not None:
-            with trio.CancelScope() as scope:
+            with anyio.CancelScope() as scope:
                 self._deciding[id(perm)] = (perm, scope)
                 try:
                     option = await self._on_permission(perm)
@@ -368,8 +414,8 @@ class Pump:
                 if line:
                     self._recorder.message("outgoing", line)
         try:
-            await self._send.send_all(data)
-        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            await self._send.write(data)
+        except anyio.BrokenResourceError as exc:
             raise AgentExited(f"cannot write to the agent: {exc}") from exc
 
     async def _write_owed_locked(self) -> None:
@@ -417,12 +463,14 @@ class Pump:
         """
         if self._closed.is_set():
             raise self._gone(f"before {method} was sent")
-        waiter = trio.Event()
+        waiter = anyio.Event()
         sent: SentRequest | None = None
         written = False
         try:
             async with self._write_lock:
                 await self._write_owed_locked()
+                # asyncio's lock is no checkpoint: a caller cancelled by now sends nothing
+                await anyio.lowlevel.checkpoint_if_cancelled()
                 sent = build()
                 self._waiting[sent.request_id] = waiter
                 await self._send_locked(sent.data)
@@ -433,7 +481,7 @@ class Pump:
             if self._timeout is None:
                 await waiter.wait()
             else:
-                with trio.move_on_after(self._timeout) as scope:
+                with anyio.move_on_after(self._timeout) as scope:
                     await waiter.wait()
                 if scope.cancelled_caught:
                     raise RequestTimeout(f"no response to {method} within {self._timeout} s")
@@ -471,13 +519,39 @@ class Pump:
         """
         try:
             # Shielded: a cancelled caller still writes what is owed (bounded), then closes.
-            deadline = trio.current_time() + 1.0
-            with trio.CancelScope(deadline=deadline, shield=True), contextlib.suppress(AgentExited):
+            deadline = anyio.current_time() + 1.0
+            with (
+                anyio.CancelScope(deadline=deadline, shield=True),
+                contextlib.suppress(AgentExited),
+            ):
                 await self._flush()  # under the write lock: a write in progress ends first
         finally:
-            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                await self._send.aclose()
+            await self._send.aclose()
 
 
-def _is_closed(channel: trio.MemorySendChannel[ev.Event]) -> bool:
-    return bool(channel.statistics().open_receive_channels == 0)
+async def _serve(pump: Pump, handler: RequestHandler, event: ev.AgentRequestReceived) -> None:
+    """Await the host's handler and owe its answer; a failure is a -32603 (R67)."""
+    rid = event.request_id
+    conn = pump.connection
+    result: Any = None
+    failure: str | None = None
+    try:
+        result = await handler(event.params)
+    except Exception as exc:  # the host's bug: the agent gets an error, never a hang
+        failure = f"{type(exc).__name__}: {exc}"
+    if rid not in conn.pending_agent_requests():
+        return  # withdrawn meanwhile (its answer was sent then)
+    try:
+        if failure is None:
+            data = conn.answer_request(rid, result)
+        else:
+            data = conn.answer_unhandled(rid, failure)
+    except (TypeError, ValueError, msgspec.EncodeError) as exc:
+        data = conn.answer_unhandled(rid, f"its result cannot be encoded: {exc}")
+    pump._owed.append(data)
+    with contextlib.suppress(AgentExited):  # it stopped reading: the reader says how it ended
+        await pump._flush()
+
+
+def _is_closed(channel: MemoryObjectSendStream[ev.Event]) -> bool:
+    return bool(channel.statistics().open_receive_streams == 0)

@@ -1,8 +1,9 @@
-"""Talk to a live agent over stdio with trio (install the ``run`` extra).
+"""Talk to a live agent over stdio with anyio, on trio or asyncio (install the ``run`` extra).
 
 This module only pumps bytes: all protocol state lives in the sans-IO
 :class:`~acp_client.Connection`. :func:`open_agent` starts an agent process and yields an
-:class:`AgentConnection`, an async API shaped for embedding in an editor::
+:class:`AgentConnection`, an async API shaped for embedding in an editor; the same code runs
+under ``trio.run`` and ``asyncio.run`` (anyio picks the running loop)::
 
     import trio
     from acp_client.transport import open_agent, allow_once
@@ -19,7 +20,9 @@ This module only pumps bytes: all protocol state lives in the sans-IO
 
 When the agent answers ``initialize`` with protocol version 1 (or speaks v1 after claiming
 v2), the connection itself switches to the v1 adapter (V1-TO-V2.md; ``acp_client.v1``): the
-caller keeps seeing v2 state. Reading feeds :meth:`~acp_client.Connection.receive_data`, the
+caller keeps seeing v2 state. The host answers the agent's other requests with ``handlers``
+(``elicitation/create``, extension methods, a v1 agent's ``fs/*`` and ``terminal/*``; R66,
+R67). Reading feeds :meth:`~acp_client.Connection.receive_data`, the
 connection's batched fast path. The terminal permission question of ``acp-client run`` is
 the CLI's (``acp_client.cli``), not this module's. Every message in both
 directions, and every stderr line, can be recorded in the ``acp-client`` log format, flushed
@@ -28,13 +31,16 @@ as it goes, so that ``acp-client replay`` of the recording gives the same snapsh
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import AsyncIterator, Collection, Sequence
+import subprocess
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import IO, Any
 
+import anyio
+import anyio.lowlevel
 import msgspec
-import trio
 
 from . import _schema as s
 from ._connection import SentRequest
@@ -42,17 +48,28 @@ from ._errors import LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE
 from ._process import kill, stop_group, unwrapped, watch_exit
 from ._prompts import PermissionState, PromptState
-from ._pump import AgentError, AgentExited, PermissionHandler, Pump, RequestFailed, RequestTimeout
+from ._pump import (
+    AgentError,
+    AgentExited,
+    PermissionHandler,
+    Pump,
+    RequestFailed,
+    RequestHandler,
+    RequestTimeout,
+)
 from ._recorder import Recorder, RecordingError
+from ._streams import EventStream
 
 __all__ = [
     "AgentConnection",
     "AgentError",
     "AgentExited",
+    "EventStream",
     "PermissionHandler",
     "PromptHandle",
     "RecordingError",
     "RequestFailed",
+    "RequestHandler",
     "RequestTimeout",
     "allow_once",
     "open_agent",
@@ -116,7 +133,8 @@ class PromptHandle:
 class AgentConnection(Pump):
     """An ACP connection over a pair of byte streams (an agent's stdin/stdout).
 
-    Use :func:`open_agent` to start a process; tests can pass in-memory trio streams.
+    Use :func:`open_agent` to start a process; tests can pass in-memory streams (anyio byte
+    streams, or trio's).
     Reading never waits on writing: what the client owes the agent (answers to its
     requests) is written by a task of :meth:`run`, so end with :meth:`aclose`, which
     writes what is still owed, before cancelling it.
@@ -127,9 +145,14 @@ class AgentConnection(Pump):
         stderr_stream: the agent's stderr (optional).
         recorder: where to record the traffic (optional).
         on_permission: decides permission requests (default: cancel them).
+        handlers: the host's answers to the agent's other requests, by method (see
+            :data:`RequestHandler`): ``elicitation/create`` (advertised by
+            :meth:`initialize` when given), extension methods (``_editor/buffer``), a v1
+            agent's ``fs/*`` and ``terminal/*``. A method without one gets -32601, but an
+            advertised elicitation is declined (R66).
         request_timeout: seconds to wait for each response (``None``: no limit). Waiting for
             a turn (:meth:`PromptHandle.wait_done`, :meth:`wait_idle`) is not a request:
-            bound it with ``trio.fail_after`` or ``trio.move_on_after``.
+            bound it with ``anyio.fail_after`` (or trio's, or ``asyncio.timeout``).
         max_line: the longest line accepted from the agent.
         terminal_limit: per-terminal byte retention limit (``None``: keep every byte).
         unstable: opt-in (unstable) features of the ACP v2 Preview the sessions apply
@@ -152,8 +175,12 @@ class AgentConnection(Pump):
     ) -> Any:
         """``initialize`` (protocol version 2); switches to the v1 adapter if the agent says 1.
 
-        Returns the decoded result (an ``InitializeResponse``).
+        Returns the decoded result (an ``InitializeResponse``). With an
+        ``elicitation/create`` handler and no ``capabilities`` given, elicitation (form and
+        url) is advertised.
         """
+        if capabilities is None and "elicitation/create" in self._handlers:
+            capabilities = s.ClientCapabilities(elicitation={"form": {}, "url": {}})
 
         def build() -> SentRequest:
             return self.connection.send_initialize(
@@ -266,6 +293,7 @@ class AgentConnection(Pump):
         """``session/cancel`` (pending permission requests are answered ``cancelled``)."""
         async with self._write_lock:  # built right before it is written, as requests are
             await self._write_owed_locked()
+            await anyio.lowlevel.checkpoint_if_cancelled()  # cancelled by now: nothing sent
             await self._send_locked(self.connection.send_cancel(session_id))
         await self._flush()
 
@@ -299,6 +327,7 @@ async def open_agent(
     env: dict[str, str] | None = None,
     record: str | IO[bytes] | None = None,
     on_permission: PermissionHandler | None = None,
+    handlers: Mapping[str, RequestHandler] | None = None,
     request_timeout: float | None = None,
     max_line: int = DEFAULT_MAX_LINE,
     terminal_limit: int | None = None,
@@ -316,15 +345,17 @@ async def open_agent(
     is killed. With its own session, whatever is left of its process group when the
     connection ends (children of an agent that exited too) is stopped: ``SIGTERM``, then
     ``SIGKILL`` a second later. The recording file is opened once the agent has started, so
-    a command that cannot start leaves an earlier recording as it was. ``unstable`` opts the
-    sessions into unstable features (as :class:`AgentConnection`'s).
+    a command that cannot start leaves an earlier recording as it was. It runs on trio and
+    on asyncio alike (anyio picks the running loop); ``handlers`` are the host's answers to
+    the agent's requests, and ``unstable`` opts the sessions into unstable features (as
+    :class:`AgentConnection`'s).
     """
     group = own_session and os.name == "posix"
-    process = await trio.lowlevel.open_process(
+    process = await anyio.open_process(
         list(command),
-        stdin=-1,
-        stdout=-1,
-        stderr=-1,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         cwd=cwd,
         env={**os.environ, **env} if env is not None else None,
         # With its own session the terminal's Ctrl-C reaches the client only (which can
@@ -336,8 +367,8 @@ async def open_agent(
         recorder = Recorder(record) if record is not None else None
     except BaseException:
         kill(process, group)
-        with trio.CancelScope(shield=True):
-            await process.wait()
+        with anyio.CancelScope(shield=True):
+            await process.aclose()
         raise
     agent = AgentConnection(
         process.stdin,
@@ -345,6 +376,7 @@ async def open_agent(
         stderr_stream=process.stderr,
         recorder=recorder,
         on_permission=on_permission,
+        handlers=handlers,
         request_timeout=request_timeout,
         max_line=max_line,
         terminal_limit=terminal_limit,
@@ -352,27 +384,33 @@ async def open_agent(
     )
     agent._process_watched = True  # _watch_exit reports the exit status
     try:
-        async with unwrapped(), trio.open_nursery() as nursery:
-            await nursery.start(agent.run)
-            nursery.start_soon(watch_exit, process, agent)
+        async with unwrapped(), anyio.create_task_group() as tasks:
+            await tasks.start(agent.run)
+            tasks.start_soon(watch_exit, process, agent)
             try:
                 yield agent
             finally:
                 await agent.aclose()
-                with trio.move_on_after(exit_timeout):
+                with anyio.move_on_after(exit_timeout):
                     await process.wait()
                 if process.returncode is None:
                     kill(process, group)
                     await process.wait()
-                nursery.cancel_scope.cancel()
+                tasks.cancel_scope.cancel()
     finally:
-        with trio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True):
             if process.returncode is None:
                 kill(process, group)
                 # Reaped even when leaving by cancellation (a killed process exits at once).
-                with trio.move_on_after(exit_timeout):
+                with anyio.move_on_after(exit_timeout):
                     await process.wait()
             if group:
                 await stop_group(process.pid)
+            if process.returncode is not None:
+                with (
+                    anyio.move_on_after(1),
+                    contextlib.suppress(OSError, anyio.BrokenResourceError),
+                ):
+                    await process.aclose()  # the pipes (asyncio warns of unclosed ones)
         if recorder is not None:
             recorder.close()

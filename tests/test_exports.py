@@ -66,8 +66,9 @@ PINNED = {
         "PromptSuggestionsUpdated", "CursorUpserted",
     },
     "acp_client.transport": {
-        "AgentConnection", "AgentError", "AgentExited", "PermissionHandler", "PromptHandle",
-        "RecordingError", "RequestFailed", "RequestTimeout", "allow_once", "open_agent", "reject",
+        "AgentConnection", "AgentError", "AgentExited", "EventStream", "PermissionHandler",
+        "PromptHandle", "RecordingError", "RequestFailed", "RequestHandler", "RequestTimeout",
+        "allow_once", "open_agent", "reject",
     },
 }  # fmt: skip
 

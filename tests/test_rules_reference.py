@@ -315,7 +315,7 @@ def test_rules_md_defines_every_rule_id_once() -> None:
     expected = (
         [f"C{n}" for n in range(1, 31)]
         + [f"A{n}" for n in range(1, 30)]
-        + [f"R{n}" for n in range(1, 66)]
+        + [f"R{n}" for n in range(1, 69)]
     )
     assert ids == expected
 

@@ -16,6 +16,8 @@ from typing import Any, get_args
 
 import pytest
 from helpers import SID, apply, idle, state
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acp_client import LocalProtocolError, Session
 from acp_client._foreground import TRANSITIONS, Phase, StateInput, phase_of, transition
@@ -93,7 +95,8 @@ def test_foreground_transition(phase: Phase, event: StateInput) -> None:
     fg.cancel_requested = True
     turns, idle_ordinal, work_start = len(session.completed_turns), fg.idle_ordinal, fg.work_start
     noted = len(session.diagnostics)
-    upd = idle("end_turn", background=[]) if kind == "idle" else state(_SENT[kind], background=[])
+    # the cancel is honoured (`cancelled`): anything else would be a cancel ignored (R68)
+    upd = idle("cancelled", background=[]) if kind == "idle" else state(_SENT[kind], background=[])
     event_out = apply(session, upd)
     # the target phase (6.3: every snapshot replaces the stored one; P33: that of the last
     # known state while the opt-in `unknown` stands)
@@ -175,6 +178,54 @@ def test_A11_cancelled_work_ending_with_error_is_noted() -> None:
     session.request_cancel()
     apply(session, idle("error", background=[]))
     assert "cancel-ended-with-error" in [d.code for d in session.diagnostics]
+
+
+@pytest.mark.parametrize("reason", ["end_turn", "refusal", "max_tokens", "max_turn_requests"])
+def test_R68_cancelled_work_ending_otherwise_is_a_cancel_ignored(reason: str) -> None:
+    session = _session("active", "live")
+    session.request_cancel()
+    apply(session, idle(reason, background=[]))
+    assert [d.code for d in session.diagnostics] == ["cancel-ignored"]
+    assert list(session.completed_turns) == [reason]  # kept as sent
+    assert reason in session.diagnostics[0].message and "R68" in session.diagnostics[0].message
+
+
+def test_R68_a_cancel_honoured_or_not_sent_is_no_cancel_ignored() -> None:
+    honoured = _session("active", "live")
+    honoured.request_cancel()
+    apply(honoured, idle("cancelled", background=[]))
+    not_cancelled = _session("active", "live")
+    apply(not_cancelled, idle("end_turn", background=[]))
+    assert honoured.diagnostics == [] and not_cancelled.diagnostics == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    turns=st.lists(
+        st.tuples(
+            st.booleans(),
+            st.sampled_from(["end_turn", "cancelled", "refusal", "max_tokens", "error", None]),
+        ),
+        max_size=6,
+    )
+)
+def test_R68_property_one_cancel_ignored_per_cancelled_turn_not_ended_cancelled(
+    turns: list[tuple[bool, str | None]],
+) -> None:
+    """Over any run of turns: exactly the cancelled ones ending with a reason other than
+    ``cancelled`` (``error`` has its own A11 note; a missing reason R12's) are noted; the
+    cancel mark never leaks into the next turn (any idle clears it)."""
+    session = _session("idle", "live")
+    expected = 0
+    for cancel, reason in turns:
+        apply(session, state("running"))
+        if cancel:
+            session.request_cancel()
+        apply(session, idle(reason, background=[]))
+        expected += cancel and reason not in ("cancelled", "error", None)
+    codes = [d.code for d in session.diagnostics]
+    assert codes.count("cancel-ignored") == expected
+    assert list(session.completed_turns) == [reason for _c, reason in turns]
 
 
 @pytest.mark.parametrize("mode", ["live", "resume"])

@@ -1,7 +1,9 @@
-"""acp_client.transport on trio's in-memory streams, against acp_client.testing.ScriptedAgent.
+"""acp_client.transport on in-memory streams, against acp_client.testing.ScriptedAgent.
 
-No processes and no sleeps: the fake agent answers synchronously through a pump task, and
-time-based behaviour runs on trio's MockClock.
+Every test runs on both of the transport's event loops, trio and asyncio (``backend``). No
+processes and no sleeps: the fake agent answers synchronously through a pump task, and
+time-based behaviour runs on trio's MockClock (asyncio has none: there the waits are real,
+and only for what never comes). The terminal question's tests are the CLI's, on trio.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 import pytest
 import trio
-import trio.testing
+from backends import BACKENDS, PipeReceive, PipeSend, pipe
+from backends import run as run_on
 
 from acp_client import LocalProtocolError, replay_log
 from acp_client._recorder import Recorder
@@ -33,28 +37,45 @@ from acp_client.transport import (
 Body = Callable[[AgentConnection], Awaitable[Any]]
 
 
+BACKEND = ["trio"]
+
+
+@pytest.fixture(params=BACKENDS, autouse=True)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The event loop of this run (the terminal question's tests are trio's: the CLI's)."""
+    if request.param != "trio" and request.node.get_closest_marker("trio_only"):
+        pytest.skip("the CLI's terminal question runs on trio")
+    BACKEND[0] = request.param
+    return str(request.param)
+
+
+def run(main: Callable[[], Awaitable[Any]], *, mock_clock: bool = False) -> Any:
+    """Run ``main`` on the backend of this run."""
+    return run_on(main, BACKEND[0], mock_clock=mock_clock)
+
+
 async def _pump(
     agent: ScriptedAgent,
-    inbox: trio.abc.ReceiveStream,
-    outbox: trio.abc.SendStream,
+    inbox: PipeReceive,
+    outbox: PipeSend,
     close_after: int | None,
     stop_reading_after: int | None = None,
 ) -> None:
     seen = 0
     async with outbox:
         while True:
-            data = await inbox.receive_some()
+            data = await inbox.read()
             if not data:
                 return
             reply = agent.receive_data(data)
             if reply:
-                await outbox.send_all(reply)
+                await outbox.send(reply)
             seen += 1
             if close_after is not None and seen >= close_after:
                 return
             if stop_reading_after is not None and seen >= stop_reading_after:
                 await inbox.aclose()  # the client's next write fails; stdout stays open
-                await trio.sleep_forever()
+                await anyio.sleep_forever()
 
 
 def drive(
@@ -70,24 +91,27 @@ def drive(
     holder: list[AgentConnection] = []
 
     async def main() -> Any:
-        to_agent_send, to_agent_receive = trio.testing.memory_stream_one_way_pair()
-        to_client_send, to_client_receive = trio.testing.memory_stream_one_way_pair()
+        to_agent_send, to_agent_receive = pipe()
+        to_client_send, to_client_receive = pipe()
         client = AgentConnection(to_agent_send, to_client_receive, **options)
         holder.append(client)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(
-                _pump, agent, to_agent_receive, to_client_send, close_after, stop_reading_after
-            )
-            await nursery.start(client.run)
-            try:
-                return await body(client)
-            finally:
-                await client.aclose()  # what the client still owes is written first
-                await trio.testing.wait_all_tasks_blocked()  # and the agent has read it
-                nursery.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as nursery:
+                nursery.start_soon(
+                    _pump, agent, to_agent_receive, to_client_send, close_after, stop_reading_after
+                )
+                await nursery.start(client.run)
+                try:
+                    return await body(client)
+                finally:
+                    await client.aclose()  # what the client still owes is written first
+                    await anyio.wait_all_tasks_blocked()  # and the agent has read it
+                    nursery.cancel_scope.cancel()
+        finally:
+            for end in (to_agent_receive, to_client_send, to_client_receive):
+                await end.aclose()
 
-    clock = trio.testing.MockClock(autojump_threshold=0) if mock_clock else None
-    result = trio.run(main, clock=clock)
+    result = run(main, mock_clock=mock_clock)
     return result, holder[0]
 
 
@@ -171,7 +195,7 @@ def test_cancel_answers_pending_permission_and_idle_confirms() -> None:
         _permission_prompt(message, out)
 
     async def undecided(perm: Any) -> str | None:
-        await trio.sleep_forever()
+        await anyio.sleep_forever()
         return None
 
     agent = ScriptedAgent({"session/prompt": prompt})
@@ -179,7 +203,7 @@ def test_cancel_answers_pending_permission_and_idle_confirms() -> None:
     async def body(client: AgentConnection) -> Any:
         sid = await setup(client)
         handle = await client.prompt(sid, "go")
-        await trio.testing.wait_all_tasks_blocked()
+        await anyio.wait_all_tasks_blocked()
         await client.cancel(sid)
         assert await handle.wait_done() == "cancelled"
         return client.connection.snapshot()
@@ -202,7 +226,7 @@ def test_withdrawn_permission_is_answered_cancelled_once() -> None:
         out.cancel_request(77).state("idle", stop_reason="end_turn")
 
     async def undecided(perm: Any) -> str | None:
-        await trio.sleep_forever()
+        await anyio.sleep_forever()
         return None
 
     agent = ScriptedAgent({"session/prompt": prompt})
@@ -362,7 +386,7 @@ def test_cancelled_caller_keeps_the_connection_consistent() -> None:
 
     async def body(client: AgentConnection) -> Any:
         sid = await setup(client)
-        with trio.move_on_after(1):
+        with anyio.move_on_after(1):
             await client.prompt(sid, "go")
         # the agent answers late: the connection still reconciles it
         late = FakeAgent(sid).prompt_response(held[0]["id"], "u").user_message("u", "go")
@@ -387,11 +411,11 @@ def test_a_request_nobody_waits_for_any_more_is_withdrawn_with_cancel_request() 
 
     async def body(client: AgentConnection) -> Any:
         sid = await setup(client)
-        with trio.move_on_after(1):
+        with anyio.move_on_after(1):
             await client.prompt(sid, "go")
         with pytest.raises(RequestTimeout):
             await client.prompt(sid, "again")
-        await trio.testing.wait_all_tasks_blocked()
+        await anyio.wait_all_tasks_blocked()
         return client.connection.snapshot()
 
     snap, _ = drive(agent, body, mock_clock=True, request_timeout=5)
@@ -531,6 +555,7 @@ def test_events_stream_every_event() -> None:
     assert names.index("PromptAccepted") < names.index("MessageChunkAppended")
 
 
+@pytest.mark.trio_only
 @pytest.mark.skipif(not hasattr(__import__("os"), "openpty"), reason="needs a pseudo-terminal")
 @pytest.mark.parametrize(("typed", "expected"), [(b"2\n", "reject"), (b"0\n", None)])
 def test_ask_on_terminal_asks_on_a_real_terminal(typed: bytes, expected: str | None) -> None:
@@ -575,6 +600,7 @@ def _drain(fd: int) -> bytes:
     return shown
 
 
+@pytest.mark.trio_only
 def test_the_recorder_writes_compact_messages_and_stderr_without_its_terminator() -> None:
     # LOG-FORMATS.md 3.1: compact lines; `text` is a stderr line without its terminator.
     out = io.BytesIO()
@@ -602,14 +628,14 @@ def test_an_agent_that_exits_while_its_child_holds_its_stdout_is_reported_not_aw
 
     async def main() -> str:
         async with open_agent([sys.executable, "-c", script], request_timeout=30) as agent:
-            with trio.fail_after(6):
+            with anyio.fail_after(6):
                 try:
                     await agent.initialize()
                 except AgentExited as exc:
                     return str(exc)
         return "answered"
 
-    assert trio.run(main) == "the agent exited with status 3 before answering initialize"
+    assert run(main) == "the agent exited with status 3 before answering initialize"
 
 
 def test_a_permission_policy_still_deciding_is_cancelled_when_the_request_is_withdrawn() -> None:
@@ -624,7 +650,7 @@ def test_a_permission_policy_still_deciding_is_cancelled_when_the_request_is_wit
     async def undecided(perm: Any) -> str | None:
         deciding.append(perm.request_id)
         try:
-            await trio.sleep_forever()
+            await anyio.sleep_forever()
         finally:
             deciding.remove(perm.request_id)
         return None
@@ -633,12 +659,12 @@ def test_a_permission_policy_still_deciding_is_cancelled_when_the_request_is_wit
         sid = await setup(client)
         handle = await client.prompt(sid, "go")
         while not deciding:
-            await trio.sleep(0)
+            await anyio.sleep(0)
         asked = list(deciding)
         await client.request("_test/withdraw", {})  # the agent withdraws request 77 now
         await handle.wait_done()
         for _ in range(3):
-            await trio.sleep(0)  # let the cancelled policy task run its cleanup
+            await anyio.sleep(0)  # let the cancelled policy task run its cleanup
         return client.connection.snapshot(), asked, list(deciding)  # before the teardown
 
     agent = ScriptedAgent({"session/prompt": prompt, "_test/withdraw": withdraw})
@@ -659,7 +685,7 @@ def test_a_permission_id_reused_while_pending_does_not_crash_the_decision() -> N
         sid = await setup(client)
         await (await client.prompt(sid, "go")).wait_done()
         for _ in range(5):
-            await trio.sleep(0)
+            await anyio.sleep(0)
         return client.connection.snapshot()
 
     snap, _ = drive(ScriptedAgent({"session/prompt": prompt}), body, on_permission=allow_once)
@@ -695,6 +721,7 @@ def test_the_recorder_keeps_valid_json_msgspec_refuses_so_a_replay_matches() -> 
     assert entry["content"] == [{"type": "text", "text": "half \ud83d"}]
 
 
+@pytest.mark.trio_only
 @pytest.mark.skipif(not hasattr(__import__("os"), "openpty"), reason="needs a pseudo-terminal")
 def test_ask_on_terminal_sanitizes_kinds_asks_one_question_at_a_time_and_can_be_cancelled() -> None:
     import os
@@ -721,16 +748,16 @@ def test_ask_on_terminal_sanitizes_kinds_asks_one_question_at_a_time_and_can_be_
             answers[title] = await handler(PermissionState(1, "s", request(title), None))
 
         async def scenario() -> bytes:
-            async with trio.open_nursery() as nursery:
+            async with anyio.create_task_group() as nursery:
                 nursery.start_soon(ask, "first")
                 nursery.start_soon(ask, "second")
-                await trio.sleep(0.3)
+                await anyio.sleep(0.3)
                 shown = os.read(main, 4096)  # only the first question is on screen
                 os.write(main, b"1\n")
-                await trio.sleep(0.3)
+                await anyio.sleep(0.3)
                 shown += os.read(main, 4096)
                 os.write(main, b"2\n")
-            with trio.move_on_after(0.3):  # nobody answers: cancelling ends the wait
+            with anyio.move_on_after(0.3):  # nobody answers: cancelling ends the wait
                 await handler(PermissionState(2, "s", request("third"), None))
             return shown
 
@@ -745,6 +772,7 @@ def test_ask_on_terminal_sanitizes_kinds_asks_one_question_at_a_time_and_can_be_
     assert b"\x1b]0;" not in shown and b"\x07" not in shown
 
 
+@pytest.mark.trio_only
 def test_a_permission_question_keeps_every_agent_field_on_its_own_line() -> None:
     # An option name with a newline must not draw an option of its own (README: agent text
     # never reaches the terminal raw); the description and a command subject are shown.
@@ -804,12 +832,12 @@ def test_stderr_lines_keep_the_last_ones_and_the_recording_all() -> None:
 
     async def main() -> list[str]:
         async with open_agent([sys.executable, "-c", script], record=record) as agent:
-            with trio.fail_after(30):
+            with anyio.fail_after(30):
                 while not agent.stderr_lines or agent.stderr_lines[-1] != "2499":
-                    await trio.sleep(0.05)
+                    await anyio.sleep(0.05)
             return list(agent.stderr_lines)
 
-    lines = trio.run(main)
+    lines = run(main)
     kept = AgentConnection.STDERR_LINES_KEPT
     assert kept <= len(lines) <= 2 * kept
     assert lines == [str(i) for i in range(2500 - len(lines), 2500)]
@@ -829,12 +857,12 @@ def test_a_stderr_line_too_long_to_keep_leaves_a_trace() -> None:
     async def main() -> list[str]:
         command = [sys.executable, "-c", script]
         async with open_agent(command, record=record, max_line=4096) as agent:
-            with trio.fail_after(30):
+            with anyio.fail_after(30):
                 while "next" not in agent.stderr_lines:
-                    await trio.sleep(0.05)
+                    await anyio.sleep(0.05)
             return list(agent.stderr_lines)
 
-    first, second = trio.run(main)
+    first, second = run(main)
     assert first.startswith("[a stderr line of 6000 bytes, dropped: éé") and first.endswith("…]")
     assert second == "next"
     recorded = [r["text"] for r in map(json.loads, record.getvalue().splitlines()) if "text" in r]
@@ -857,15 +885,16 @@ def test_agent_exited_names_the_exit_status_of_an_agent_that_crashes_mid_turn() 
     async def main() -> AgentExited:
         async with open_agent([sys.executable, "-c", script]) as agent:
             await agent.initialize()
-            with trio.fail_after(10), pytest.raises(AgentExited) as info:
+            with anyio.fail_after(10), pytest.raises(AgentExited) as info:
                 await agent.new_session("/work")
             return info.value
 
-    error = trio.run(main)
+    error = run(main)
     assert error.status == 3
     assert str(error) == "the agent exited with status 3 before answering session/new"
 
 
+@pytest.mark.trio_only
 def test_a_dropped_lines_trace_is_cut_at_a_character_boundary() -> None:
     out = io.BytesIO()
     Recorder(out, clock=lambda: 0).too_long("é".encode() * 3 + b"\xc3", 9999)
@@ -895,17 +924,21 @@ def test_aclose_in_a_cancelled_scope_still_ends_the_agents_input() -> None:
     # A caller cancelled while closing (a Ctrl-C on the way out) must not leave the agent
     # waiting for input that never comes.
     async def main() -> bytes:
-        to_agent, agent_reads = trio.testing.memory_stream_one_way_pair()
-        _, client_reads = trio.testing.memory_stream_one_way_pair()
+        to_agent, agent_reads = pipe()
+        agent_writes, client_reads = pipe()
         client = AgentConnection(to_agent, client_reads)
-        with trio.CancelScope() as scope:
+        with anyio.CancelScope() as scope:
             scope.cancel()
             await client.aclose()
-        with trio.move_on_after(5):
-            return await agent_reads.receive_some()
-        return b"still open"
+        try:
+            with anyio.move_on_after(5):
+                return await agent_reads.read()
+            return b"still open"
+        finally:
+            for end in (agent_reads, agent_writes, client_reads):
+                await end.aclose()
 
-    assert trio.run(main) == b""  # end of input
+    assert run(main) == b""  # end of input
 
 
 def test_a_close_goes_out_before_the_permission_answers_it_causes() -> None:
@@ -915,13 +948,13 @@ def test_a_close_goes_out_before_the_permission_answers_it_causes() -> None:
         out.result(message["id"], {})
 
     async def undecided(perm: Any) -> str | None:
-        await trio.sleep_forever()
+        await anyio.sleep_forever()
         return None
 
     async def body(client: AgentConnection) -> None:
         sid = await setup(client)
         await client.prompt(sid, "go")
-        await trio.testing.wait_all_tasks_blocked()  # the permission request is pending
+        await anyio.wait_all_tasks_blocked()  # the permission request is pending
         await client.close_session(sid)
 
     for _ in range(12):  # the scheduler's order varies between runs
@@ -936,25 +969,25 @@ def test_a_turn_ended_by_the_last_line_before_the_agent_exits_is_done_not_lost()
     agent = ScriptedAgent()
 
     async def main() -> tuple[Any, Any]:
-        to_agent_send, to_agent_receive = trio.testing.memory_stream_one_way_pair()
-        to_client_send, to_client_receive = trio.testing.memory_stream_one_way_pair()
+        to_agent_send, to_agent_receive = pipe()
+        to_client_send, to_client_receive = pipe()
         client = AgentConnection(to_agent_send, to_client_receive)
 
         async def pump() -> None:
-            while data := await to_agent_receive.receive_some():
+            while data := await to_agent_receive.read():
                 reply = agent.receive_data(data)
                 if b'"session/prompt"' not in data:
-                    await to_client_send.send_all(reply)
+                    await to_client_send.send(reply)
                     continue
                 *turn, last = reply.rstrip(b"\n").split(b"\n")
                 answer = turn.pop(0)
-                await to_client_send.send_all(answer + b"\n")
-                await trio.testing.wait_all_tasks_blocked()  # the client waits in wait_done
-                await to_client_send.send_all(b"".join(x + b"\n" for x in turn) + last)
+                await to_client_send.send(answer + b"\n")
+                await anyio.wait_all_tasks_blocked()  # the client waits in wait_done
+                await to_client_send.send(b"".join(x + b"\n" for x in turn) + last)
                 await to_client_send.aclose()  # the output ends right after the turn
                 return
 
-        async with trio.open_nursery() as nursery:
+        async with anyio.create_task_group() as nursery:
             nursery.start_soon(pump)
             await nursery.start(client.run)
             sid = await setup(client)
@@ -962,9 +995,12 @@ def test_a_turn_ended_by_the_last_line_before_the_agent_exits_is_done_not_lost()
             reason = await handle.wait_done()
             await client.wait_idle(sid)  # also fine once the agent is gone: it is idle
             nursery.cancel_scope.cancel()
+        await client.aclose()
+        for end in (to_agent_receive, to_client_receive):
+            await end.aclose()
         return reason, client.closed
 
-    assert trio.run(main) == ("end_turn", True)
+    assert run(main) == ("end_turn", True)
 
 
 def test_a_permission_handler_answering_an_option_not_offered_fails_loudly() -> None:
@@ -976,7 +1012,7 @@ def test_a_permission_handler_answering_an_option_not_offered_fails_loudly() -> 
     async def body(client: AgentConnection) -> Any:
         sid = await setup(client)
         handle = await client.prompt(sid, "go")
-        with trio.fail_after(5):  # never a hang
+        with anyio.fail_after(5):  # never a hang
             return await handle.wait_done()
 
     with pytest.raises(BaseExceptionGroup) as info:  # raw nurseries here; open_agent unwraps
@@ -996,11 +1032,12 @@ def test_events_after_the_agent_left_end_at_once_and_a_closed_subscriber_is_drop
             pass
         kept = client.events()
         handle = await client.prompt(sid, "go")
-        assert len(client._subscribers) == 1  # the closed one was pruned at the next event
+        # the closed one was pruned at the next event (all are gone once the output ended)
+        assert len(client._subscribers) == (0 if client.closed else 1)
         with pytest.raises(AgentExited):
             await handle.wait_done()
         subscribers = len(client._subscribers)
-        with trio.fail_after(5):
+        with anyio.fail_after(5):
             late = [event async for event in client.events()]
             seen = [event async for event in kept]
         assert dropped is not kept and seen
@@ -1087,9 +1124,9 @@ def test_a_v1_agent_writing_json_msgspec_refuses_is_adapted_like_its_replay(
     async def body(client: AgentConnection) -> tuple[Any, Any]:
         sid = await setup(client)
         handle = await client.prompt(sid, "go")
-        with trio.fail_after(30):
+        with anyio.fail_after(30):
             reason = await handle.wait_done()
-        await trio.testing.wait_all_tasks_blocked()  # the -32601 answer to `x/...` is written
+        await anyio.wait_all_tasks_blocked()  # the -32601 answer to `x/...` is written
         return reason, client.connection.snapshot()
 
     (reason, snap), client = drive(
@@ -1118,9 +1155,9 @@ def test_a_request_cancelled_before_it_was_written_is_not_withdrawn() -> None:
 
     async def body(client: AgentConnection) -> None:
         sid = await setup(client)
-        with trio.move_on_after(0):  # cancelled at the write lock: nothing went out
+        with anyio.move_on_after(0):  # cancelled at the write lock: nothing went out
             await client.prompt(sid, "go")
-        await trio.testing.wait_all_tasks_blocked()
+        await anyio.wait_all_tasks_blocked()
 
     drive(agent, body, mock_clock=True)
     methods = [m.get("method") for m in agent.received]
@@ -1135,7 +1172,7 @@ def test_a_call_cancelled_before_it_was_written_leaves_no_trace_in_the_state(cal
 
     async def body(client: AgentConnection) -> Any:
         sid = await setup(client)
-        with trio.move_on_after(0):  # cancelled at the write lock
+        with anyio.move_on_after(0):  # cancelled at the write lock
             if call == "prompt":
                 await client.prompt(sid, "go")
             elif call == "close_session":
@@ -1144,7 +1181,7 @@ def test_a_call_cancelled_before_it_was_written_leaves_no_trace_in_the_state(cal
                 await client.cancel(sid)
             else:
                 await client.close_session("ghost")
-        await trio.testing.wait_all_tasks_blocked()
+        await anyio.wait_all_tasks_blocked()
         return client.connection.snapshot()
 
     snap, _ = drive(agent, body, mock_clock=True, recorder=Recorder(record))
@@ -1178,9 +1215,9 @@ def test_a_v1_agents_batch_is_answered_in_one_array_as_a_v2_agents() -> None:
     async def body(client: AgentConnection) -> Any:
         sid = await setup(client)
         handle = await client.prompt(sid, "go")
-        with trio.fail_after(30):
+        with anyio.fail_after(30):
             await handle.wait_done()
-        await trio.testing.wait_all_tasks_blocked()
+        await anyio.wait_all_tasks_blocked()
         return client.connection.snapshot()
 
     snap, client = drive(agent, body, mock_clock=True, recorder=Recorder(record))
@@ -1204,12 +1241,12 @@ def test_a_permission_answer_the_agent_no_longer_reads_fails_nothing() -> None:
     async def body(client: AgentConnection) -> Any:
         sid = await setup(client)
         handle = await client.prompt(sid, "go")
-        with trio.move_on_after(5):
+        with anyio.move_on_after(5):
             await handle.wait_done()
         return client.connection.snapshot()
 
     async def slow_allow(perm: Any) -> str:
-        await trio.sleep(1)  # the user thinks; the decision's own task writes the answer
+        await anyio.sleep(1)  # the user thinks; the decision's own task writes the answer
         return "yes"
 
     snap, _ = drive(agent, body, on_permission=slow_allow, stop_reading_after=3, mock_clock=True)
@@ -1229,6 +1266,7 @@ def test_an_initialize_result_without_a_valid_version_is_named_in_the_error() ->
     drive(ScriptedAgent({"initialize": init}), body)
 
 
+@pytest.mark.trio_only
 def test_the_transport_does_not_import_the_cli() -> None:
     """The terminal permission question is the CLI's (cli/_ask.py): the pump needs none of it."""
     import subprocess
@@ -1240,3 +1278,43 @@ def test_the_transport_does_not_import_the_cli() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "killpg"), reason="needs POSIX process groups")
+def test_own_session_stops_what_is_left_of_the_agents_process_group() -> None:
+    """``own_session``: a child the agent left running is stopped when the connection ends."""
+    import os
+    import sys
+
+    script = (
+        "import json, os, subprocess, sys\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print(os.getpid(), file=sys.stderr, flush=True)\n"
+        "msg = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'result': {"
+        "'protocolVersion': 2, 'capabilities': {}, 'info': {'name': 'a', 'version': '1'}}}),"
+        " flush=True)\n"
+        "sys.stdin.readline()\n"  # until its input ends; the child lives on
+    )
+
+    def alive(pgid: int) -> bool:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    async def main() -> tuple[bool, bool]:
+        async with open_agent([sys.executable, "-c", script], own_session=True) as agent:
+            await agent.initialize()
+            with anyio.fail_after(30):
+                while not agent.stderr_lines:
+                    await anyio.sleep(0.05)
+            pgid = int(agent.stderr_lines[0])
+            before = alive(pgid)
+        with anyio.fail_after(30):  # an upper bound only: SIGTERM ends it at once
+            while alive(pgid):
+                await anyio.sleep(0.05)
+        return before, agent.exit_status == 0
+
+    assert run(main) == (True, True)

@@ -13,8 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
-import trio
+from backends import BACKENDS
+from backends import run as run_on
 
 from acp_client import LocalProtocolError, replay_log
 from acp_client.transport import (
@@ -42,12 +44,22 @@ def need_node() -> None:
         pytest.skip("node or tests/peers/node_modules missing (npm ci --prefix tests/peers)")
 
 
+BACKEND = ["trio"]
+
+
+@pytest.fixture(params=BACKENDS, autouse=True)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Every test against the real agents runs on trio and on asyncio."""
+    BACKEND[0] = request.param
+    return str(request.param)
+
+
 def run(coro: Any, *args: Any) -> Any:
     async def main() -> Any:
-        with trio.fail_after(60):
+        with anyio.fail_after(60):
             return await coro(*args)
 
-    return trio.run(main)
+    return run_on(main, BACKEND[0])
 
 
 def session_of(snapshot: dict[str, Any]) -> dict[str, Any]:
@@ -186,7 +198,7 @@ def test_v2_cancel_answers_pending_permission(tmp_path: Path) -> None:
     need_node()
 
     async def never(perm: Any) -> str | None:
-        await trio.sleep_forever()
+        await anyio.sleep_forever()
         return None
 
     async def main() -> dict[str, Any]:

@@ -285,9 +285,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.agent = agent
         return run_command(args)
     except ModuleNotFoundError as exc:
-        if exc.name not in ("rich", "pyte", "trio", "markdown_it"):
+        if exc.name not in ("rich", "pyte", "trio", "anyio", "markdown_it"):
             raise
-        extra = "run" if exc.name == "trio" or args.command == "run" else "cli"
+        extra = "run" if exc.name in ("trio", "anyio") or args.command == "run" else "cli"
         sys.stderr.write(
             f"acp-client: this needs the '{extra}' extra ({exc.name} is not installed):"
             f" pip install 'acp-client[{extra}]'"

@@ -20,6 +20,12 @@
 //   slow        wait 50 ms before every update and stream many more chunks
 //   crash       exit abruptly (code 42) after a few updates
 //   garbage     write one non-JSON line to stdout mid-turn, then continue
+//   host-requests  ask the client the extension request `_editor/buffer`
+//               ({sessionId, path: "README.md"}) and `elicitation/create` (a form
+//               asking a string `name`), after the agent message's last chunk;
+//               each answer is reported in an agent_message_chunk
+//               ("buffer: <text>" / "buffer error: <code>", "elicitation:
+//               <action> <name>" / "elicitation error: <code>")
 //   subagent    before the turn, announce a child session <sess>-child-N on the
 //               parent (`subagent_update`, title "Explorer", cancel allowed) and
 //               stream the child's own updates on its sessionId: state running,
@@ -415,6 +421,29 @@ async function runTurn(client, session, turn, text) {
       messageId: ids.agent,
       content: text_(slow ? ` chunk ${i + 1}.` : " Starting now."),
     });
+  }
+
+  if (text.includes("host-requests")) {
+    let said;
+    try {
+      const buffer = await client.request("_editor/buffer", { sessionId: session.id, path: "README.md" });
+      said = `buffer: ${buffer.text}`;
+    } catch (error) {
+      said = `buffer error: ${error.code}`;
+    }
+    await step({ sessionUpdate: "agent_message_chunk", messageId: ids.agent, content: text_(` ${said}`) });
+    try {
+      const answer = await client.request(acp.methods.client.elicitation.create, {
+        sessionId: session.id,
+        mode: "form",
+        message: "Who are you?",
+        requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+      });
+      said = `elicitation: ${answer.action} ${answer.content?.name ?? "-"}`;
+    } catch (error) {
+      said = `elicitation error: ${error.code}`;
+    }
+    await step({ sessionUpdate: "agent_message_chunk", messageId: ids.agent, content: text_(` ${said}`) });
   }
 
   await step({ sessionUpdate: "agent_thought_chunk", messageId: ids.thought, content: text_("The user wants") });
