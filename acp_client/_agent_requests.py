@@ -252,7 +252,7 @@ def answer_unknown(ctx: Context, request_id: RequestId) -> None:
 
 
 def answer_failed(ctx: Context, request_id: RequestId, problem: str) -> None:
-    """The host's handler for a request of the agent's failed: -32603 and a diagnostic (R67).
+    """The host's handler for a request of the agent's failed: -32603 and a diagnostic (R88).
 
     The agent gets a safe message (the method, never the host's exception text); the
     diagnostic keeps ``problem`` for the host.
@@ -263,7 +263,7 @@ def answer_failed(ctx: Context, request_id: RequestId, problem: str) -> None:
     ctx.notes.note(
         "host-handler-failed",
         f"the host's handler for the agent's {method} request {request_id!r} failed"
-        f" ({problem}); answered -32603 (R67)",
+        f" ({problem}); answered -32603 (R88)",
         "error",
         session_id=sid,
     )
@@ -274,7 +274,7 @@ def answer_failed(ctx: Context, request_id: RequestId, problem: str) -> None:
 
 
 def answer_unhandled(ctx: Context, request_id: RequestId, failure: str | None = None) -> None:
-    """A request the client serves but no host handler answered (R66, R67).
+    """A request the client serves but no host handler answered (R87, R88).
 
     ``failure``: the handler failed (:func:`answer_failed`). Else an advertised
     ``elicitation/create`` is declined (``{"action": "decline"}``), never -32601; anything

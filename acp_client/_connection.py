@@ -459,7 +459,7 @@ class Connection(Submissions):
         return self.data_to_send()
 
     def answer_unhandled(self, request_id: int | str, failure: str | None = None) -> bytes:
-        """No handler: elicitation declined (R66), else -32601; a ``failure``: -32603 (R67)."""
+        """No handler: elicitation declined (R87), else -32601; a ``failure``: -32603 (R88)."""
         agent.answer_unhandled(self._ctx, request_id, failure)
         return self.data_to_send()
 

@@ -25,7 +25,7 @@ The effects, run in the listed order:
 * ``complete``: work ended (6.3, R51): one completed turn with its stop reason (R12 when
   missing), a refusal marks the current work's prompt and what follows (R14), an ``error``
   after ``session/cancel`` breaks A11 and any other reason but ``cancelled`` is a cancel
-  ignored (R68), then pending permissions (R40) and unechoed prompts
+  ignored (R89), then pending permissions (R40) and unechoed prompts
   (R2) are reported.
 * ``end-work``: the idle ends what came before (a resume snapshot's too): the next work's
   prompt is placed after it.
@@ -291,7 +291,7 @@ class Foreground:
             self._note(
                 "cancel-ignored",
                 f"work cancelled with session/cancel ended with {stop_reason!r}, not"
-                " `cancelled`: the agent ignored or lost the cancel (R68)",
+                " `cancelled`: the agent ignored or lost the cancel (R89)",
             )
         self._turn_ended()
 

@@ -2,7 +2,7 @@
 # mode): reading the agent's stdout into `Connection.receive_data` and its stderr into lines,
 # writing what the client owes (answers, cancels) off the reader, waking the callers that wait
 # for a response or a state change, and running the host's handlers (permission, agent
-# requests, R66, R67). Protocol state, v1 included, lives in the sans-IO Connection; the
+# requests, R87, R88). Protocol state, v1 included, lives in the sans-IO Connection; the
 # request API is `transport.AgentConnection`. Runs on anyio: trio or asyncio alike.
 """The anyio pump under :class:`acp_client.transport.AgentConnection`, and its errors."""
 
@@ -52,7 +52,7 @@ RequestHandler = Callable[[Any], Awaitable[Any]]
 ``elicitation/create``, an extension method or a v1 agent's ``fs/*`` and ``terminal/*``
 request alike; the result must encode as JSON. It runs in the
 connection's task group; if it raises (an ``Exception``) the agent gets a -32603 error and
-the connection a diagnostic, and the connection goes on (R67)."""
+the connection a diagnostic, and the connection goes on (R88)."""
 
 _READ_BLOCK = 1 << 16
 
@@ -357,7 +357,7 @@ class Pump:
         self._tasks.start_soon(self._decide_permission, perm)
 
     def _agent_request(self, event: ev.AgentRequestReceived) -> None:
-        """A request the connection left to the host: its handler answers it (R66)."""
+        """A request the connection left to the host: its handler answers it (R87)."""
         rid = event.request_id
         if rid not in self.connection.pending_agent_requests():
             return  # answered by the connection already (-32601, -32602)
@@ -530,7 +530,7 @@ class Pump:
 
 
 async def _serve(pump: Pump, handler: RequestHandler, event: ev.AgentRequestReceived) -> None:
-    """Await the host's handler and owe its answer; a failure is a -32603 (R67)."""
+    """Await the host's handler and owe its answer; a failure is a -32603 (R88)."""
     rid = event.request_id
     conn = pump.connection
     result: Any = None

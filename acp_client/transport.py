@@ -21,8 +21,8 @@ under ``trio.run`` and ``asyncio.run`` (anyio picks the running loop)::
 When the agent answers ``initialize`` with protocol version 1 (or speaks v1 after claiming
 v2), the connection itself switches to the v1 adapter (V1-TO-V2.md; ``acp_client.v1``): the
 caller keeps seeing v2 state. The host answers the agent's other requests with ``handlers``
-(``elicitation/create``, extension methods, a v1 agent's ``fs/*`` and ``terminal/*``; R66,
-R67). Reading feeds :meth:`~acp_client.Connection.receive_data`, the
+(``elicitation/create``, extension methods, a v1 agent's ``fs/*`` and ``terminal/*``; R87,
+R88). Reading feeds :meth:`~acp_client.Connection.receive_data`, the
 connection's batched fast path. The terminal permission question of ``acp-client run`` is
 the CLI's (``acp_client.cli``), not this module's. Every message in both
 directions, and every stderr line, can be recorded in the ``acp-client`` log format, flushed
@@ -149,7 +149,7 @@ class AgentConnection(Pump):
             :data:`RequestHandler`): ``elicitation/create`` (advertised by
             :meth:`initialize` when given), extension methods (``_editor/buffer``), a v1
             agent's ``fs/*`` and ``terminal/*``. A method without one gets -32601, but an
-            advertised elicitation is declined (R66).
+            advertised elicitation is declined (R87).
         request_timeout: seconds to wait for each response (``None``: no limit). Waiting for
             a turn (:meth:`PromptHandle.wait_done`, :meth:`wait_idle`) is not a request:
             bound it with ``anyio.fail_after`` (or trio's, or ``asyncio.timeout``).

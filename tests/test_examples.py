@@ -58,7 +58,7 @@ def test_an_example_streams_answers_cancels_and_prints_the_snapshot(name: str, p
 
 
 def test_the_asyncio_host_answers_an_elicitation_and_an_extension_method() -> None:
-    """R66: the host's handlers answer what the client serves; the agent reports the answers."""
+    """R87: the host's handlers answer what the client serves; the agent reports the answers."""
     need_node()
     lines, snapshot = run_example("asyncio_client.py", V2)
     assert "elicitation: Who are you?" in lines

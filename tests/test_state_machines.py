@@ -95,7 +95,7 @@ def test_foreground_transition(phase: Phase, event: StateInput) -> None:
     fg.cancel_requested = True
     turns, idle_ordinal, work_start = len(session.completed_turns), fg.idle_ordinal, fg.work_start
     noted = len(session.diagnostics)
-    # the cancel is honoured (`cancelled`): anything else would be a cancel ignored (R68)
+    # the cancel is honoured (`cancelled`): anything else would be a cancel ignored (R89)
     upd = idle("cancelled", background=[]) if kind == "idle" else state(_SENT[kind], background=[])
     event_out = apply(session, upd)
     # the target phase (6.3: every snapshot replaces the stored one; P33: that of the last
@@ -187,7 +187,7 @@ def test_R68_cancelled_work_ending_otherwise_is_a_cancel_ignored(reason: str) ->
     apply(session, idle(reason, background=[]))
     assert [d.code for d in session.diagnostics] == ["cancel-ignored"]
     assert list(session.completed_turns) == [reason]  # kept as sent
-    assert reason in session.diagnostics[0].message and "R68" in session.diagnostics[0].message
+    assert reason in session.diagnostics[0].message and "R89" in session.diagnostics[0].message
 
 
 def test_R68_a_cancel_honoured_or_not_sent_is_no_cancel_ignored() -> None:

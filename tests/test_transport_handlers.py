@@ -2,7 +2,7 @@
 
 On trio and asyncio (the ``backend`` fixture of ``test_transport``), over in-memory streams
 against ``acp_client.testing.ScriptedAgent``: what the client serves is never -32601
-(R66), a handler that fails is a -32603 and a diagnostic, never a crash (R67).
+(R87), a handler that fails is a -32603 and a diagnostic, never a crash (R88).
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def test_R67_a_failing_handler_is_a_32603_and_a_diagnostic_not_a_crash(result: s
     assert "secret" not in json.dumps(got[5]) and "_editor/buffer" in got[5]["error"]["message"]
     assert got[6]["result"] == {"ok": True}
     (diag,) = client.connection.diagnostics
-    assert diag.code == "host-handler-failed" and "R67" in diag.message
+    assert diag.code == "host-handler-failed" and "R88" in diag.message
     assert ("secret path" in diag.message) is (result == "raise")
 
 
