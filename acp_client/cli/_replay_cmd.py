@@ -7,7 +7,6 @@ import os
 import sys
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -206,6 +205,8 @@ def replay_command(args: argparse.Namespace) -> int:
     jobs = max(1, args.jobs)
     results: list[tuple[str, int, Any]]
     if jobs > 1 and len(logs) > 1:
+        from concurrent.futures import ProcessPoolExecutor  # only when it spreads the logs
+
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             results = list(
                 pool.map(
