@@ -46,6 +46,8 @@ __all__ = [
     "RESULT_TYPES",
     "Decoder",
     "convert",
+    "decode_acp_records",
+    "decode_capture_records",
     "decode_leniently",
     "decode_plain",
     "decode_update_batch",
@@ -124,6 +126,32 @@ other line: the caller then takes the lenient path."""
 
 decode_update_batch = msgspec.json.Decoder(list[_FastUpdate]).decode
 """A JSON array of well-formed ``session/update`` notifications (a whole read), typed."""
+
+
+class _AcpIncoming(msgspec.Struct):
+    """An ``acp-client`` / ``python-sdk`` record of a message from the agent (LOG-FORMATS 2).
+
+    Its message stays raw bytes, to be decoded with the others of its run in one pass.
+    """
+
+    direction: Literal["incoming"]
+    message: msgspec.Raw
+    time: float | msgspec.UnsetType = UNSET
+
+
+class _CaptureIncoming(msgspec.Struct):
+    """A ``capture`` record of a message from the agent (LOG-FORMATS 4), message kept raw."""
+
+    dir: Literal["in"]
+    msg: msgspec.Raw
+    t: float | msgspec.UnsetType = UNSET
+
+
+decode_acp_records = msgspec.json.Decoder(list[_AcpIncoming]).decode
+"""A JSON array of ``acp-client`` records from the agent, their messages left raw."""
+
+decode_capture_records = msgspec.json.Decoder(list[_CaptureIncoming]).decode
+"""A JSON array of ``capture`` records from the agent, their messages left raw."""
 
 PLAIN_DECODER = msgspec.json.Decoder()
 """The untyped msgspec decoder: JSON text to plain Python values."""

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import partial
-from itertools import groupby
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -44,6 +43,7 @@ from ._entities import (
 )
 from ._foreground import Foreground
 from ._prompts import PermissionState, PromptState, PromptTracker
+from ._runs import apply_run
 from ._snapshot_write import session_snapshot
 from ._timeline import Timeline
 from ._updates import (
@@ -58,10 +58,6 @@ from ._updates import (
 __all__ = ["Session", "Lifecycle", "runs_of"]
 
 Lifecycle = Literal["open", "replaying", "closing", "closed"]
-_AGENT_CHUNK = s.AgentMessageChunk
-_THOUGHT_CHUNK = s.AgentThoughtChunk
-_TERMINAL_CHUNK = s.TerminalOutputChunk
-_RUN_ROLES: dict[type[Any], Role] = {_AGENT_CHUNK: "agent", _THOUGHT_CHUNK: "thought"}
 
 
 class Session:
@@ -336,35 +332,16 @@ class Session:
             return self._updates.unknown(update)
         return handler(update)
 
-    def apply_run(self, updates: list[Any], events: list[ev.Event]) -> None:
+    def apply_run(
+        self, updates: list[Any], events: list[ev.Event], lines: list[int] | None = None
+    ) -> None:
         """Apply decoded updates (all for this session) in order, as :meth:`apply` would.
 
-        One event per update is appended to ``events``, each followed by its side events.
-        The connection's hot path: a run of consecutive agent or thought chunks, or of
-        output chunks for one terminal, is applied in one step where it can be.
+        One event per update is appended to ``events``, each followed by its side events; a
+        run of chunks for one message or terminal is applied in one step where it can be.
+        ``lines``: each update's log line, for the diagnostics (see :mod:`._runs`).
         """
-        append = events.append
-        handlers = self._handlers
-        side = self.side_events
-        tl = self._tl
-        up = self._updates
-        for cls, group in groupby(updates, type):
-            if cls in _RUN_ROLES or cls is _TERMINAL_CHUNK:
-                run = list(group)
-                if len(run) > 1:
-                    if cls is _TERMINAL_CHUNK:
-                        run = up.terminal_run(run, events)
-                    else:
-                        up.message_run(_RUN_ROLES[cls], run, events)
-                        continue
-                group = iter(run)
-            handler = handlers.get(cls)
-            for update in group:
-                tl.ordinal += 1
-                append(handler(update) if handler is not None else up.unknown(update))
-                if side:
-                    events.extend(side)
-                    side.clear()
+        apply_run(self, updates, events, lines)
 
     def apply_tool_call_fields(self, u: s.ToolCallFields) -> ev.ToolCallUpserted:
         """Apply a tool-call upsert without counting an ordinal (see :meth:`apply`)."""
