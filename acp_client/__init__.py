@@ -8,7 +8,8 @@ Layers, each usable alone:
 * track — :class:`Connection`, the sans-IO connection (prompts, permissions, cancel, replay;
   v1 agents through :mod:`acp_client.v1`, switched to on its own);
 * run — :mod:`acp_client.transport` (trio, extra ``run``);
-* replay — :func:`replay_log`, :mod:`acp_client.logs` and the ``acp-client`` command;
+* replay — :func:`replay_log`, :func:`replay_many` (many logs on all cores),
+  :mod:`acp_client.logs` and the ``acp-client`` command;
 * test — :mod:`acp_client.testing` (strategies: extra ``testing``).
 
 The rules the code cites (``R8``, ``C21``, ``6.3`` ...) are in the repository's ``docs/``.
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (module ``__getat
         ToolCallState,
     )
     from ._errors import ACPError, LocalProtocolError, RemoteProtocolError
+    from ._many import ReplayBatch, ReplayedLog, replay_many
     from ._prompts import PermissionState, PromptState
     from ._replay import FailedRequest, Replayer, ReplayResult, replay_log
     from ._session import Session
@@ -67,6 +69,9 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ACPError": ("._errors", "ACPError"),
     "LocalProtocolError": ("._errors", "LocalProtocolError"),
     "RemoteProtocolError": ("._errors", "RemoteProtocolError"),
+    "ReplayBatch": ("._many", "ReplayBatch"),
+    "ReplayedLog": ("._many", "ReplayedLog"),
+    "replay_many": ("._many", "replay_many"),
     "PermissionState": ("._prompts", "PermissionState"),
     "PromptState": ("._prompts", "PromptState"),
     "FailedRequest": ("._replay", "FailedRequest"),
@@ -114,7 +119,9 @@ __all__ = [
     "PlanState",
     "PromptState",
     "RemoteProtocolError",
+    "ReplayBatch",
     "ReplayResult",
+    "ReplayedLog",
     "Replayer",
     "Role",
     "SentRequest",
@@ -128,6 +135,7 @@ __all__ = [
     "events",
     "load_session",
     "replay_log",
+    "replay_many",
     "schema",
     "to_builtins",
 ]

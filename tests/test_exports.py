@@ -50,10 +50,11 @@ PINNED = {
     "acp_client": {
         "ACPError", "CompactionState", "Connection", "Decoder", "Diagnostic", "Direction",
         "FailedRequest", "ListView", "LocalProtocolError", "MessageState", "PermissionState",
-        "PlanState", "PromptState", "RemoteProtocolError", "ReplayResult", "Replayer", "Role",
+        "PlanState", "PromptState", "RemoteProtocolError", "ReplayBatch", "ReplayResult",
+        "ReplayedLog", "Replayer", "Role",
         "SNAPSHOT_FORMAT", "SentRequest", "Session", "TerminalState", "TimelineEntry",
         "ToolCallState", "__version__", "convert", "encode", "events", "load_session",
-        "replay_log", "schema", "to_builtins",
+        "replay_log", "replay_many", "schema", "to_builtins",
     },
     "acp_client.v1": {"AdapterOrigin", "Direction", "V1Adapter", "detect_v1", "v1_hint"},
     "acp_client.testing": {
