@@ -82,9 +82,9 @@ def test_cli_jobs_prints_in_input_order(tmp_path: Path) -> None:
         _log(folder / f"{i}.jsonl", f"s{i}", 10 * (4 - i))
     outputs = []
     for jobs in ("1", "2", "0"):
+        command = ["replay", "--stats", "--json", "--jobs", jobs, str(folder)]
         proc = subprocess.run(
-            [sys.executable, "-m", "acp_client.cli", "replay", "--stats", "--json"]
-            + ["--jobs", jobs, str(folder)],
+            [sys.executable, "-m", "acp_client.cli", *command],
             capture_output=True,
             text=True,
             check=False,
