@@ -129,29 +129,26 @@ decode_update_batch = msgspec.json.Decoder(list[_FastUpdate]).decode
 
 
 class _AcpIncoming(msgspec.Struct):
-    """An ``acp-client`` / ``python-sdk`` record of a message from the agent (LOG-FORMATS 2).
-
-    Its message stays raw bytes, to be decoded with the others of its run in one pass.
-    """
+    """An ``acp-client`` / ``python-sdk`` record of an agent notification (LOG-FORMATS 2)."""
 
     direction: Literal["incoming"]
-    message: msgspec.Raw
+    message: _FastUpdate
     time: float | msgspec.UnsetType = UNSET
 
 
 class _CaptureIncoming(msgspec.Struct):
-    """A ``capture`` record of a message from the agent (LOG-FORMATS 4), message kept raw."""
+    """A ``capture`` record of an agent notification (LOG-FORMATS 4)."""
 
     dir: Literal["in"]
-    msg: msgspec.Raw
+    msg: _FastUpdate
     t: float | msgspec.UnsetType = UNSET
 
 
 decode_acp_records = msgspec.json.Decoder(list[_AcpIncoming]).decode
-"""A JSON array of ``acp-client`` records from the agent, their messages left raw."""
+"""A JSON array of ``acp-client`` records of well-formed agent ``session/update``s, typed."""
 
 decode_capture_records = msgspec.json.Decoder(list[_CaptureIncoming]).decode
-"""A JSON array of ``capture`` records from the agent, their messages left raw."""
+"""A JSON array of ``capture`` records of well-formed agent ``session/update``s, typed."""
 
 PLAIN_DECODER = msgspec.json.Decoder()
 """The untyped msgspec decoder: JSON text to plain Python values."""

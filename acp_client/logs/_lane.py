@@ -4,10 +4,10 @@ Nearly every record of a stored log is a ``session/update`` notification from th
 none of those needs the reader's per-record work (LOG-FORMATS.md 1.7 checks, 1.9-1.11
 perspective, pairing and look-ahead) once the log's format, perspective and side table are
 settled and no response is held for the look-ahead. For such a stretch the reader hands the
-raw lines to :class:`FastLane`: the record wrapper (``acp-client``, ``python-sdk``,
-``capture``) is decoded once for the whole run with its message kept as raw bytes, the
-messages are decoded in one typed pass (the batched decode of
-``Connection.receive_data``), and the sink applies them. A run that does not decode exactly
+raw lines to :class:`FastLane`: the whole run is decoded in one typed pass, the record
+wrapper (``acp-client``, ``python-sdk``, ``capture``) together with its message (the
+batched decode of ``Connection.receive_data``, the same message Structs), and the sink
+applies them a session's run at a time. A run that does not decode exactly
 (anything unusual: an unknown field, a missing ``jsonrpc``, a batch, a bad time, two values
 on a line) goes through the per-record path unchanged, which stays the reference: the
 records, diagnostics and state are the same either way (a property test checks it).
@@ -61,15 +61,14 @@ class FastLane:
 
     def lines(self, reader: LogReader, lines: list[bytes]) -> None:
         """Read ``lines``: runs through the lane where it is open, the rest per record."""
-        n = len(lines)
-        if n > 1 and self._run(reader, lines):
-            return  # the common read: nothing but agent notifications
+        marks = [_MARK in line for line in lines]
         slow = reader._slow_lines
-        i = 0
+        i, n = 0, len(lines)
         while i < n:
-            j = i
-            while j < n and _MARK in lines[j]:
-                j += 1
+            try:
+                j = marks.index(False, i)
+            except ValueError:
+                j = n
             if j - i > 1 and self._run(reader, lines[i:j]):
                 i = j
                 continue
@@ -99,24 +98,22 @@ def _decode(shape: str, run: list[bytes]) -> list[Any] | None:
     """The typed notifications of ``run`` (one per line), or ``None`` if one is unusual."""
     body = b"".join((b"[", b",".join(run), b"]"))
     if body.count(_MARK) != len(run):
-        return None  # not all of them are (or one line holds two): a line at a time
+        return None  # one line holds two: a line at a time
     try:
         if shape == "jsonrpc":
-            notes = decode_update_batch(body)
-            return notes if len(notes) == len(run) else None
-        if shape == "acp":
+            notes: list[Any] = decode_update_batch(body)
+        elif shape == "acp":
             records = decode_acp_records(body)
             times = [r.time for r in records if r.time is not msgspec.UNSET]
-            messages = [r.message for r in records]
+            notes = [r.message for r in records]
         elif shape == "capture":
             captured = decode_capture_records(body)
             times = [r.t for r in captured if r.t is not msgspec.UNSET]
-            messages = [r.msg for r in captured]
+            notes = [r.msg for r in captured]
         else:
             return None
-        if len(messages) != len(run) or not all(map(isfinite, times)):
-            return None
-        notes = decode_update_batch(b"".join((b"[", b",".join(messages), b"]")))
     except _ERRORS:
         return None
-    return notes if len(notes) == len(run) else None
+    if len(notes) != len(run) or (shape != "jsonrpc" and not all(map(isfinite, times))):
+        return None
+    return notes
