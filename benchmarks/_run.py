@@ -320,10 +320,10 @@ class Harness:
         return r
 
     def replay(self, n: int) -> None:
-        """``replay_log`` of a full log (both directions) against ``receive_data`` of its
-        updates, in one process, for each format."""
+        """``replay_log`` of a generated log against ``receive_data`` of its updates, in one
+        process, for each format (``--full-logs``: the log holds both directions)."""
         for fmt in REPLAY_FORMATS:
-            log = self.log("mixed", n, fmt, full=True)
+            log = self.log("mixed", n, fmt)
             r = self.run_target("replay-wire", log, self.repeat_for(n, 5 if n <= 100_000 else 2))
             fig = Figure(
                 "replay", log.label, target=TARGETS["replay"], error=r.get("error"), extra=r
@@ -337,7 +337,7 @@ class Harness:
             self.report.add(fig)
 
     def cli_floor(self, n: int) -> None:
-        log = self.log("mixed", n, full=True)
+        log = self.log("mixed", n)
         self._ratio("cli-floor", log.label, "cli-floor", log, self.repeat_for(n, 5), bytes=log.size)
         self.report.figures[
             -1
@@ -360,7 +360,7 @@ class Harness:
         )
 
     def jobs(self, n: int) -> None:
-        log = self.log("mixed", n, full=True)
+        log = self.log("mixed", n)
         r = self.run_target("jobs", log, self.repeat_for(n, 3))
         fig = Figure("jobs", f"8x {size_label(n)}", target=TARGETS["jobs"], at_least=True, extra=r)
         fig.error = r.get("error")
