@@ -8,7 +8,6 @@ import sys
 import time
 from collections import Counter
 from functools import partial
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,11 @@ _PAGE = "pageExtras"  # what the --html page shows beside the snapshot
 
 
 def _example_log() -> bytes:
+    beside = Path(__file__).resolve().parent.parent / "data" / "example.jsonl"
+    if beside.is_file():  # installed as files: no importlib.resources (it imports zipfile)
+        return beside.read_bytes()
+    from importlib import resources
+
     return (resources.files("acp_client") / "data" / "example.jsonl").read_bytes()
 
 
