@@ -307,17 +307,16 @@ class Harness:
 
     # -- issue 23 ---------------------------------------------------------------------------
 
-    def _ratio(
-        self, name: str, label: str, target: str, log: Log | None, repeat: int, **fig: Any
-    ) -> dict[str, Any]:
+    def _ratio(self, name: str, label: str, log: Log | None, repeat: int, note: Any) -> None:
+        """A whole-process figure: ``seconds / base_seconds``; ``note(result)`` explains it."""
         path = log.path if log is not None else REPO_ROOT / "acp_client" / "data" / "example.jsonl"
-        r = self.run_target(target, Log("-", 0, path), repeat)
-        figure = Figure(name, label, target=TARGETS[name], error=r.get("error"), extra=r, **fig)
+        r = self.run_target(name, Log("-", 0, path), repeat)
+        figure = Figure(name, label, target=TARGETS[name], error=r.get("error"), extra=r)
         if figure.error is None:
             figure.seconds = r["seconds"]
             figure.value = r["seconds"] / r["base_seconds"]
+            figure.note = note(r)
         self.report.add(figure)
-        return r
 
     def replay(self, n: int) -> None:
         """``replay_log`` of a generated log against ``receive_data`` of its updates, in one
@@ -338,25 +337,40 @@ class Harness:
 
     def cli_floor(self, n: int) -> None:
         log = self.log("mixed", n)
-        self._ratio("cli-floor", log.label, "cli-floor", log, self.repeat_for(n, 5), bytes=log.size)
-        self.report.figures[
-            -1
-        ].note = "acp-client replay FILE --stats vs a msgspec process decoding every line (best)"
+        self._ratio(
+            "cli-floor",
+            log.label,
+            log,
+            self.repeat_for(n, 5),
+            lambda r: (
+                "acp-client replay FILE --stats vs a msgspec process decoding every line "
+                f"{r['base_seconds']:.3f} s (best of each)"
+            ),
+        )
 
     def import_time(self) -> None:
-        r = self._ratio("import", "-", "import", None, 7)
-        if "error" not in r:
-            self.report.figures[-1].note = (
-                f"import acp_client vs import msgspec, medians of 7 processes; with a first "
-                f"Connection() {r['first_call_seconds'] / r['base_seconds']:.2f}x"
-            )
+        self._ratio(
+            "import",
+            "-",
+            None,
+            7,
+            lambda r: (
+                f"import acp_client vs import msgspec {r['base_seconds']:.3f} s, medians of "
+                f"7 processes; with a first Connection() "
+                f"{r['first_call_seconds'] / r['base_seconds']:.2f}x"
+            ),
+        )
 
     def example(self) -> None:
-        self._ratio("example", "bundled", "example", None, 7)
-        self.report.figures[
-            -1
-        ].note = (
-            "acp-client replay --json of the bundled example vs msgspec decoding it, medians of 7"
+        self._ratio(
+            "example",
+            "bundled",
+            None,
+            7,
+            lambda r: (
+                "acp-client replay --json of the bundled example vs msgspec decoding it "
+                f"{r['base_seconds']:.3f} s, medians of 7"
+            ),
         )
 
     def jobs(self, n: int) -> None:
