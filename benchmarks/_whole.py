@@ -19,6 +19,8 @@ from typing import Any
 
 import msgspec
 
+from ._targets import _children_cpu, alternate
+
 Result = dict[str, Any]
 BLOCK_SIZE = 64 * 1024
 FLOOR_CODE = (
@@ -42,8 +44,6 @@ def _updates_as_jsonrpc(path: Path) -> bytes:
 
 def target_replay_wire(path: Path, repeat: int, use_gc: bool, clock: Callable[[], float]) -> Result:
     """``replay_log(path)`` against ``receive_data`` of the same updates, alternating."""
-    import gc
-
     from acp_client import Connection, replay_log
 
     data = _updates_as_jsonrpc(path)
@@ -64,29 +64,13 @@ def target_replay_wire(path: Path, repeat: int, use_gc: bool, clock: Callable[[]
 
     wire()  # warm up: imports and the decoders' first use, untimed
     replay()
-    times: dict[str, list[float]] = {"wire": [], "replay": []}
-    for _ in range(repeat):
-        for name, run in (("wire", wire), ("replay", replay)):
-            gc.collect()
-            if not use_gc:
-                gc.disable()
-            try:
-                times[name].append(run())
-            finally:
-                gc.enable()
+    times = alternate(repeat, {"wire": wire, "replay": replay}, use_gc=use_gc)
     return {
         "seconds": min(times["replay"]),
         "wire_seconds": min(times["wire"]),
         "times": times,
         "updates": data.count(b"\n"),
     }
-
-
-def _children_cpu() -> float:
-    import resource
-
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _process(cmd: list[str], cpu: bool) -> float:
@@ -107,6 +91,15 @@ def _processes(commands: dict[str, list[str]], repeat: int, cpu: bool) -> dict[s
         for name, cmd in commands.items():
             times[name].append(_process(cmd, cpu))
     return times
+
+
+def _best_result(times: dict[str, list[float]], target: str, base: str, **extra: Any) -> Result:
+    return {
+        "seconds": min(times[target]),
+        "base_seconds": min(times[base]),
+        "times": times,
+        **extra,
+    }
 
 
 def _median_result(times: dict[str, list[float]], target: str, base: str, **extra: Any) -> Result:
@@ -131,11 +124,7 @@ def target_cli_floor(path: Path, repeat: int, cpu: bool) -> Result:
         repeat,
         cpu,
     )
-    return {
-        "seconds": min(times["cli"]),
-        "base_seconds": min(times["floor"]),
-        "times": times,
-    }
+    return _best_result(times, "cli", "floor")
 
 
 def target_import(path: Path, repeat: int, cpu: bool) -> Result:
@@ -185,13 +174,8 @@ def target_jobs(path: Path, repeat: int, cpu: bool) -> Result:
             repeat,
             False,
         )
-    return {
-        "seconds": min(times["jobs2"]),
-        "base_seconds": min(times["jobs1"]),
-        "times": times,
-        "cpus": os.cpu_count(),
-        "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-    }
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    return _best_result(times, "jobs2", "jobs1", cpus=os.cpu_count(), load=load)
 
 
 def target_sdk_state(path: Path, repeat: int, use_gc: bool, clock: Callable[[], float]) -> Result:
