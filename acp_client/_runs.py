@@ -73,7 +73,7 @@ def apply_run(
             pos += 1
             tl.ordinal += 1
             handler = handlers.get(cls)
-            append(handler(update) if handler is not None else up.unknown(update))
+            append(handler(update) if handler is not None else session._unknown(update))
             if side:
                 events.extend(side)
                 side.clear()

@@ -53,6 +53,7 @@ def _follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int
         protocol=options["protocol"],
         terminal_limit=options["terminal_limit"],
         strict=options["strict"],
+        unstable=options["unstable"],
     )
     console: Any = None
     if not args.json:  # rich only to render

@@ -255,6 +255,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                 record=args.record,
                 on_permission=policy,
                 request_timeout=args.timeout,
+                unstable=tuple(args.unstable),
             ) as agent,
         ):
             agent_ref.append(agent)
