@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (module ``__getat
         TimelineEntry,
         ToolCallState,
     )
-    from ._errors import ACPError, LocalProtocolError, RemoteProtocolError
+    from ._errors import ACPError, LimitExceeded, LocalProtocolError, RemoteProtocolError
     from ._many import ReplayBatch, ReplayedLog, replay_many
     from ._prompts import PermissionState, PromptState
     from ._replay import FailedRequest, Replayer, ReplayResult, replay_log
@@ -67,6 +67,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "TimelineEntry": ("._entities", "TimelineEntry"),
     "ToolCallState": ("._entities", "ToolCallState"),
     "ACPError": ("._errors", "ACPError"),
+    "LimitExceeded": ("._errors", "LimitExceeded"),
     "LocalProtocolError": ("._errors", "LocalProtocolError"),
     "RemoteProtocolError": ("._errors", "RemoteProtocolError"),
     "ReplayBatch": ("._many", "ReplayBatch"),
@@ -112,6 +113,7 @@ __all__ = [
     "Diagnostic",
     "Direction",
     "FailedRequest",
+    "LimitExceeded",
     "ListView",
     "LocalProtocolError",
     "MessageState",

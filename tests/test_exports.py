@@ -49,9 +49,9 @@ def test_unknown_name_is_an_attribute_error() -> None:
 PINNED = {
     "acp_client": {
         "ACPError", "CompactionState", "Connection", "Decoder", "Diagnostic", "Direction",
-        "FailedRequest", "ListView", "LocalProtocolError", "MessageState", "PermissionState",
-        "PlanState", "PromptState", "RemoteProtocolError", "ReplayBatch", "ReplayResult",
-        "ReplayedLog", "Replayer", "Role",
+        "FailedRequest", "LimitExceeded", "ListView", "LocalProtocolError", "MessageState",
+        "PermissionState", "PlanState", "PromptState", "RemoteProtocolError", "ReplayBatch",
+        "ReplayResult", "ReplayedLog", "Replayer", "Role",
         "SNAPSHOT_FORMAT", "SentRequest", "Session", "TerminalState", "TimelineEntry",
         "ToolCallState", "__version__", "convert", "encode", "events", "load_session",
         "replay_log", "replay_many", "schema", "to_builtins",
@@ -68,7 +68,8 @@ PINNED = {
     "acp_client.events": {
         "AgentRequestReceived", "AvailableCommandsUpdated", "CancelRequested",
         "CompactionChunkAppended", "CompactionUpserted", "ConfigOptionsUpdated", "ContentChange",
-        "Event", "InvalidMessageReceived", "MessageChunkAppended", "MessageUpserted",
+        "Event", "InvalidMessageReceived", "LimitReached", "UnknownNotificationReceived",
+        "MessageChunkAppended", "MessageUpserted",
         "NoticeReceived", "PermissionAnswered", "PermissionRequested", "PermissionWithdrawn",
         "PlanUpdated", "PromptAccepted", "PromptEchoed", "PromptRejected", "PromptSent",
         "ReplayFinished", "ReplayStarted", "ResponseReceived", "SessionAnnounced",

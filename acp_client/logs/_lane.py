@@ -20,7 +20,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
-from acp_client._codec import decode_acp_records, decode_capture_records, decode_update_batch
+from acp_client._codec_lane import (
+    decode_acp_records,
+    decode_capture_records,
+    decode_update_batch,
+)
 from acp_client.logs._formats import SHAPE_OF_FORMAT
 
 if TYPE_CHECKING:
