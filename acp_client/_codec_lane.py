@@ -1,9 +1,9 @@
 """The codec's typed decoders of a stored log's runs of agent notifications (issue 23).
 
 Part of :mod:`acp_client._codec` (which owns every decoder), kept apart for its size: one typed
-msgspec pass over a whole run of ``session/update`` lines (``jsonrpc``), or of records with
-their message (``acp-client`` / ``python-sdk``, LOG-FORMATS 2; ``capture``, 4), into the
-message Structs of ``Connection``'s fast path. Used by :mod:`acp_client.logs._lane`.
+msgspec pass per record with its message (``acp-client`` / ``python-sdk``, LOG-FORMATS 2;
+``capture``, 4) into the message Structs of ``Connection``'s fast path (a ``jsonrpc`` line
+is ``_codec.decode_update_line``'s). Used by :mod:`acp_client.logs._lane`.
 """
 
 from __future__ import annotations
@@ -15,10 +15,7 @@ from msgspec import UNSET
 
 from ._codec import _FastUpdate
 
-__all__ = ["decode_acp_records", "decode_capture_records", "decode_update_batch"]
-
-decode_update_batch = msgspec.json.Decoder(list[_FastUpdate]).decode
-"""A JSON array of well-formed ``session/update`` notifications (a whole read), typed."""
+__all__ = ["decode_acp_record", "decode_capture_record"]
 
 
 class _AcpIncoming(msgspec.Struct):
@@ -37,8 +34,8 @@ class _CaptureIncoming(msgspec.Struct):
     t: float | msgspec.UnsetType = UNSET
 
 
-decode_acp_records = msgspec.json.Decoder(list[_AcpIncoming]).decode
-"""A JSON array of ``acp-client`` records of well-formed agent ``session/update``s, typed."""
+decode_acp_record = msgspec.json.Decoder(_AcpIncoming).decode
+"""One ``acp-client`` record of a well-formed agent ``session/update``, typed."""
 
-decode_capture_records = msgspec.json.Decoder(list[_CaptureIncoming]).decode
-"""A JSON array of ``capture`` records of well-formed agent ``session/update``s, typed."""
+decode_capture_record = msgspec.json.Decoder(_CaptureIncoming).decode
+"""One ``capture`` record of a well-formed agent ``session/update``, typed."""

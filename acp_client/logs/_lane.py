@@ -4,10 +4,10 @@ Nearly every record of a stored log is a ``session/update`` notification from th
 none of those needs the reader's per-record work (LOG-FORMATS.md 1.7 checks, 1.9-1.11
 perspective, pairing and look-ahead) once the log's format, perspective and side table are
 settled and no response is held for the look-ahead. For such a stretch the reader hands the
-raw lines to :class:`FastLane`: the whole run is decoded in one typed pass, the record
-wrapper (``acp-client``, ``python-sdk``, ``capture``) together with its message (the
-batched decode of ``Connection.receive_data``, the same message Structs), and the sink
-applies them a session's run at a time. A run that does not decode exactly
+raw lines to :class:`FastLane`: each line is decoded in one typed pass, the record wrapper
+(``acp-client``, ``python-sdk``, ``capture``) together with its message (the typed decode
+of ``Connection.receive_data``, the same message Structs), and the sink applies the run a
+session's run at a time. A run that does not decode exactly
 (anything unusual: an unknown field, a missing ``jsonrpc``, a batch, a bad time, two values
 on a line) goes through the per-record path unchanged, which stays the reference: the
 records, diagnostics and state are the same either way (a property test checks it).
@@ -20,11 +20,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
-from acp_client._codec_lane import (
-    decode_acp_records,
-    decode_capture_records,
-    decode_update_batch,
-)
+from acp_client._codec import decode_update_line
+from acp_client._codec_lane import decode_acp_record, decode_capture_record
 from acp_client.logs._formats import SHAPE_OF_FORMAT
 
 if TYPE_CHECKING:
@@ -99,25 +96,23 @@ class FastLane:
 
 
 def _decode(shape: str, run: list[bytes]) -> list[Any] | None:
-    """The typed notifications of ``run`` (one per line), or ``None`` if one is unusual."""
-    body = b"".join((b"[", b",".join(run), b"]"))
-    if body.count(_MARK) != len(run):
-        return None  # one line holds two: a line at a time
+    """The typed notifications of ``run`` (one per line), or ``None`` if one is unusual.
+
+    Each line is decoded on its own (1.1: a line is one message, whatever its neighbours).
+    """
     try:
         if shape == "jsonrpc":
-            notes: list[Any] = decode_update_batch(body)
-        elif shape == "acp":
-            records = decode_acp_records(body)
+            return list(map(decode_update_line, run))
+        if shape == "acp":
+            records = list(map(decode_acp_record, run))
             times = [r.time for r in records if r.time is not msgspec.UNSET]
             notes = [r.message for r in records]
         elif shape == "capture":
-            captured = decode_capture_records(body)
+            captured = list(map(decode_capture_record, run))
             times = [r.t for r in captured if r.t is not msgspec.UNSET]
             notes = [r.msg for r in captured]
         else:
             return None
     except _ERRORS:
         return None
-    if len(notes) != len(run) or (shape != "jsonrpc" and not all(map(isfinite, times))):
-        return None
-    return notes
+    return notes if all(map(isfinite, times)) else None
