@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
-from acp_client._codec import decode_update_line
-from acp_client._codec_lane import decode_acp_record, decode_capture_record
+from acp_client._codec import decode_acp_record, decode_capture_record, decode_update_line
 from acp_client.logs._formats import SHAPE_OF_FORMAT
 
 if TYPE_CHECKING:
