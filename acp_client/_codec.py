@@ -1,27 +1,17 @@
 """Every decoder and encoder of ACP v2 JSON-RPC text, built once and reused.
 
-Theory of operation
--------------------
-This module owns each JSON decoder of the package (ACP-V2-CLIENT-STATE.md 1.1, 1.2): the
-typed msgspec decoder of the ``session/update`` fast path (:func:`decode_update_line`, one
-line at a time), the untyped one (:func:`decode_plain`), and
-the standard-library fallback for valid JSON that msgspec refuses (:func:`decode_leniently`,
-:func:`loads`). Other modules import these functions instead of building their own.
-
-The common case costs one typed msgspec pass: a ``session/update`` notification whose
-payload is well-formed and carries no unknown field decodes straight into the Structs of
-``_schema``.
-
-Anything else takes the lenient path: the line is parsed into plain Python values once,
-the envelope is classified (section 1.2, :func:`message_from_builtins`) and the params are
-converted field by field following the schema's annotations (section 13.5), by
-:mod:`acp_client._lenient`.
-
-Errors are :class:`RemoteProtocolError` with the JSON path and the JSON-RPC code that fits
-(-32700 parse error, -32600 invalid request, -32602 invalid params).
-
-Encoding (:func:`encode`, :func:`to_builtins`) writes unknown fields kept in ``extra`` back
-in place.
+Theory of operation: this module owns each JSON decoder of the package (ACP-V2-CLIENT-STATE.md
+1.1, 1.2): the typed msgspec decoder of the ``session/update`` fast path
+(:func:`decode_update_line`, one line at a time; a stored log's records of one,
+:func:`decode_acp_record`, :func:`decode_capture_record`), the untyped one
+(:func:`decode_plain`), and the standard-library fallback for valid JSON that msgspec refuses
+(:func:`decode_leniently`, :func:`loads`). Other modules import these instead of building
+their own. The common case costs one typed msgspec pass: a well-formed ``session/update``
+with no unknown field decodes straight into the Structs of ``_schema``. Anything else takes
+the lenient path: parsed into plain values once, the envelope classified (1.2,
+:func:`message_from_builtins`), the params converted field by field following the schema's
+annotations (13.5) by :mod:`acp_client._lenient`. Errors: :class:`RemoteProtocolError` with
+the JSON path and code. :func:`encode` writes unknown fields kept in ``extra`` back in place.
 """
 
 from __future__ import annotations
@@ -48,6 +38,8 @@ __all__ = [
     "UNSTABLE_FEATURES",
     "Decoder",
     "convert",
+    "decode_acp_record",
+    "decode_capture_record",
     "batch_too_large",
     "decode_leniently",
     "decode_plain",
@@ -125,6 +117,21 @@ decode_update_line = msgspec.json.Decoder(_FastUpdate).decode
 Raises msgspec's ``ValidationError`` or ``DecodeError`` (or ``RecursionError``) for any
 other line: the caller then takes the lenient path."""
 
+
+class _AcpIncoming(msgspec.Struct):  # an acp-client / python-sdk record (LOG-FORMATS 2)
+    direction: Literal["incoming"]
+    message: _FastUpdate
+    time: float | msgspec.UnsetType = UNSET
+
+
+class _CaptureIncoming(msgspec.Struct):  # a capture record (LOG-FORMATS 4)
+    dir: Literal["in"]
+    msg: _FastUpdate
+    t: float | msgspec.UnsetType = UNSET
+
+
+decode_acp_record = msgspec.json.Decoder(_AcpIncoming).decode  # a log's fast lane (issue 23)
+decode_capture_record = msgspec.json.Decoder(_CaptureIncoming).decode
 PLAIN_DECODER = msgspec.json.Decoder()
 """The untyped msgspec decoder: JSON text to plain Python values."""
 

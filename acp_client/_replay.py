@@ -21,6 +21,7 @@ from ._diagnostics import Diagnostic
 from ._events import Event, ResponseReceived
 from ._schema import Error
 from ._schema import UpdateSessionNotification as _Params
+from ._updates import runs_of
 from ._v1.logswitch import AdapterOrigin, LogSwitch
 
 __all__ = ["FailedRequest", "ReplayResult", "Replayer", "replay_log"]
@@ -138,6 +139,38 @@ class Replayer:
         session.apply(params.update)
         if session.side_events:
             session.side_events.clear()
+
+    def apply_updates(self, first_line: int, notes: list[Any]) -> None:
+        """Apply agent ``session/update`` notifications of consecutive log lines, typed.
+
+        The log reader's fast lane (v2 logs, not strict): each update as
+        :meth:`apply_record` would apply the record of its line, without the record.
+        """
+        conn = self.connection
+        sessions = conn._sessions
+        kinds = self._typed_kinds
+        n = len(notes)
+        updates = [note.params.update for note in notes]
+        for cls, count in Counter(map(type, updates)).items():
+            kinds[cls] = kinds.get(cls, 0) + count
+        lines = list(range(first_line, first_line + n))
+        session_ids = [note.params.session_id for note in notes]
+        events: list[Event] = []
+        if session_ids.count(session_ids[0]) == n:
+            runs: Iterable[tuple[str, list[int]]] = ((session_ids[0], lines),)
+        else:
+            runs = runs_of(session_ids, lines)
+        for session_id, run in runs:
+            session = sessions.get(session_id)
+            start = run[0] - first_line
+            if session is None or session.closed:
+                for line in run:  # creates the session; a closed one takes the rules
+                    conn.receive_update(notes[line - first_line].params, line=line)
+                continue
+            session.apply_run(updates[start : start + len(run)], events, run)
+            events.clear()
+        conn.line = first_line + n - 1
+        self.messages += n
 
     def _typed_update(self, direction: Any, message: Any) -> _Params | None:
         """The params of a well-formed v2 ``session/update`` from the agent (counted), else None."""
@@ -346,36 +379,101 @@ def replay_log(
         >>> result.snapshot()["sessions"][0]["state"]
         {'state': 'running'}
     """
-    from .logs import LogRecord, iter_log
-
-    replayer = Replayer(
-        protocol=protocol, terminal_limit=terminal_limit, strict=strict, unstable=unstable
-    )
-    count = 0
-    with iter_log(
+    return _replay(
         source,
+        lane=True,
+        protocol=protocol,
+        terminal_limit=terminal_limit,
+        progress=progress,
         format=format,
         strict=strict,
         perspective=perspective,
         direction=direction,
         sides=sides,
-    ) as items:
-        apply = replayer.apply_record
+        unstable=unstable,
+    )
+
+
+def _replay(
+    source: Any,
+    *,
+    lane: bool,
+    protocol: int | None,
+    terminal_limit: int | None,
+    progress: Callable[[int], None] | None,
+    unstable: Collection[str] = (),
+    **options: Any,
+) -> ReplayResult:
+    """:func:`replay_log`; ``lane=False`` reads every record through the per-record path."""
+    from .logs import iter_log
+    from .logs._lane import FastLane
+
+    replayer = Replayer(
+        protocol=protocol,
+        terminal_limit=terminal_limit,
+        strict=options["strict"],
+        unstable=unstable,
+    )
+    feed = _Feed(replayer, progress)
+    with iter_log(source, **options) as items:
+        if lane:
+            items.reader.lane = FastLane(feed)
+        take = feed.take_one
         for item in items:
-            if type(item) is LogRecord:
-                apply(item)
-                if progress is not None:
-                    count += 1
-                    if count % 20000 == 0:
-                        progress(count)
-                if replayer.stopped:
-                    break
-            else:
-                replayer.diagnostics.append(item)  # type: ignore[arg-type]
+            take(item)
+            if replayer.stopped:
+                break
         replayer.finish()  # what was held back, and the v1 adapter's end
         return ReplayResult(
             replayer, items.format, items.fatal, replayer.stopped or items.stopped_early
         )
+
+
+class _Feed:
+    """What a replay does with the reader's output: records, diagnostics and lane runs."""
+
+    __slots__ = ("_count", "_progress", "replayer")
+
+    def __init__(self, replayer: Replayer, progress: Callable[[int], None] | None) -> None:
+        self.replayer = replayer
+        self._progress = progress
+        self._count = 0
+
+    def take_one(self, item: Any) -> None:
+        """One record (applied) or diagnostic (kept)."""
+        from .logs import LogRecord
+
+        replayer = self.replayer
+        if type(item) is LogRecord:
+            replayer.apply_record(item)
+            if self._progress is not None:
+                self._counted(1)
+        else:
+            replayer.diagnostics.append(item)
+
+    def take(self, items: list[Any]) -> None:
+        """The reader's final items before a lane run."""
+        for item in items:
+            if not self.replayer.stopped:
+                self.take_one(item)
+
+    def lane_open(self) -> bool:
+        """Runs may skip the records: a v2 log, not strict (a run stops at no error)."""
+        replayer = self.replayer
+        return replayer.version == 2 and not replayer.strict
+
+    def apply_updates(self, first_line: int, notes: list[Any]) -> None:
+        """Apply a lane run (see :meth:`Replayer.apply_updates`)."""
+        self.replayer.apply_updates(first_line, notes)
+        if self._progress is not None:
+            self._counted(len(notes))
+
+    def _counted(self, n: int) -> None:
+        before = self._count
+        self._count += n
+        if self._count // 20000 > before // 20000:
+            assert self._progress is not None
+            self._progress(self._count)
 
 
 def iter_kinds(counter: Mapping[str, int]) -> Iterable[tuple[str, int]]:

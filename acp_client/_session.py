@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from functools import partial
-from itertools import groupby
 from typing import Any, Literal
 
 from msgspec.structs import replace
@@ -39,11 +38,11 @@ from . import _schema as s
 from ._diagnostics import Diagnostic, Severity
 from ._entities import (
     ListView,
-    Role,
 )
 from ._foreground import Foreground
 from ._preview import Preview
 from ._prompts import PermissionState, PromptState, PromptTracker
+from ._runs import apply_run
 from ._session_view import StoresView
 from ._snapshot_write import session_snapshot
 from ._timeline import Timeline
@@ -60,10 +59,6 @@ from ._updates import (
 __all__ = ["Session", "Lifecycle", "runs_of"]
 
 Lifecycle = Literal["open", "replaying", "closing", "closed"]
-_AGENT_CHUNK = s.AgentMessageChunk
-_THOUGHT_CHUNK = s.AgentThoughtChunk
-_TERMINAL_CHUNK = s.TerminalOutputChunk
-_RUN_ROLES: dict[type[Any], Role] = {_AGENT_CHUNK: "agent", _THOUGHT_CHUNK: "thought"}
 
 
 def _refer(up: EntityUpdates, what: str, session_id: str) -> None:
@@ -287,35 +282,16 @@ class Session(StoresView):
             return self._unknown(update)
         return handler(update)
 
-    def apply_run(self, updates: list[Any], events: list[ev.Event]) -> None:
+    def apply_run(
+        self, updates: list[Any], events: list[ev.Event], lines: list[int] | None = None
+    ) -> None:
         """Apply decoded updates (all for this session) in order, as :meth:`apply` would.
 
-        One event per update is appended to ``events``, each followed by its side events.
-        The connection's hot path: a run of consecutive agent or thought chunks, or of
-        output chunks for one terminal, is applied in one step where it can be.
+        One event per update is appended to ``events``, each followed by its side events; a
+        run of chunks for one message or terminal is applied in one step where it can be.
+        ``lines``: each update's log line, for the diagnostics (see :mod:`._runs`).
         """
-        append = events.append
-        handlers = self._handlers
-        side = self.side_events
-        tl = self._tl
-        up = self._updates
-        for cls, group in groupby(updates, type):
-            if cls in _RUN_ROLES or cls is _TERMINAL_CHUNK:
-                run = list(group)
-                if len(run) > 1:
-                    if cls is _TERMINAL_CHUNK:
-                        run = up.terminal_run(run, events)
-                    else:
-                        up.message_run(_RUN_ROLES[cls], run, events)
-                        continue
-                group = iter(run)
-            handler = handlers.get(cls)
-            for update in group:
-                tl.ordinal += 1
-                append(handler(update) if handler is not None else self._unknown(update))
-                if side:
-                    events.extend(side)
-                    side.clear()
+        apply_run(self, updates, events, lines)
 
     def apply_tool_call_fields(self, u: s.ToolCallFields) -> ev.ToolCallUpserted:
         """Apply a tool-call upsert without counting an ordinal (see :meth:`apply`)."""

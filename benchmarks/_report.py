@@ -39,7 +39,8 @@ class Figure:
     log: str  # e.g. "mixed 100k", "single 1M"
     value: float | None = None  # the judged number: a ratio (or seconds for the floor)
     unit: str = "ratio"
-    target: float | None = None  # value must be <= target
+    target: float | None = None  # value must be <= target (>= with at_least)
+    at_least: bool = False
     seconds: float | None = None
     updates: int | None = None
     bytes: int | None = None
@@ -54,6 +55,8 @@ class Figure:
             return "n/a"
         if self.target is None or self.value is None:
             return ""
+        if self.at_least:
+            return "OK" if self.value >= self.target else "UNDER"
         return "OK" if self.value <= self.target else "OVER"
 
     def to_dict(self) -> dict[str, Any]:
@@ -87,7 +90,8 @@ def format_line(f: Figure) -> str:
         return f"{head} {_rate(f)}  {f.note}".rstrip()
     value = "     -" if f.value is None else f"{f.value:6.2f}"
     label = {"ratio": "ratio", "x": "x log"}.get(f.unit, f.unit)
-    target = f"(target <= {f.target:.1f})" if f.target is not None else "(no target)"
+    sign = ">=" if f.at_least else "<="
+    target = f"(target {sign} {f.target:.1f})" if f.target is not None else "(no target)"
     line = f"{head} {label} {value}  {target:<16} {f.status:<4}"
     rate = _rate(f)
     if rate:

@@ -25,9 +25,26 @@ from ._report import Figure, Reporter, parse_size, size_label
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 QUICK_SIZES = (1_000, 4_000)
-NAMES = ("floor", "decode", "decode+reduce", "single", "scaling", "memory", "sdk", "cli")
+NAMES = (
+    "floor", "decode", "decode+reduce", "single", "scaling", "memory", "sdk", "cli",
+    "replay", "cli-floor", "import", "example", "jobs", "sdk-state",
+)  # fmt: skip
 ALIASES = {"reduce": "decode+reduce"}
-TARGETS = {"decode": 1.0, "decode+reduce": 1.5, "scaling": 1.3, "memory": 0.6, "cli": 1.2}
+TARGETS = {
+    "decode": 1.0,
+    "decode+reduce": 2.0,  # mixed logs (issue 23); one message: SINGLE_TARGET
+    "scaling": 1.3,
+    "memory": 0.6,
+    "cli": 1.2,
+    "replay": 1.3,
+    "cli-floor": 3.0,
+    "import": 2.5,
+    "example": 3.0,
+    "jobs": 1.7,  # at least
+    "sdk-state": 10.0,  # at least
+}
+SINGLE_TARGET = 1.5
+REPLAY_FORMATS = ("jsonrpc", "acp-client", "capture")
 
 
 @dataclass
@@ -69,7 +86,7 @@ class Harness:
             r = 7 if n <= 100_000 else 3
         return max(1, min(r, cap) if cap is not None else r)
 
-    def log(self, kind: str, n: int) -> Log:
+    def log(self, kind: str, n: int, fmt: str = "jsonrpc", *, full: bool | None = None) -> Log:
         args = self.args
         t0 = time.perf_counter()
         path, info = _generate.cached_log(
@@ -77,10 +94,11 @@ class Harness:
             args.seed,
             kind=kind,
             sessions=args.sessions,
-            full=args.full_logs,
+            full=args.full_logs if full is None else full,
             data_dir=args.data_dir,
+            fmt=fmt,
         )
-        log = Log(kind, n, path)
+        log = Log(kind if fmt == "jsonrpc" else f"{kind} {fmt}", n, path)
         if info is not None:
             mix = ", ".join(f"{k} {v / info.updates:.1%}" for k, v in info.kinds.most_common(6))
             self.report.info(
@@ -103,6 +121,8 @@ class Harness:
             cmd.append("--no-gc")
         cmd += ["--clock", self.args.clock]
         env = {**os.environ, "PYTHONHASHSEED": "0"}
+        if self.args.quick:
+            env["ACP_BENCH_SDK_BUDGET"] = "0.2"
         proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, check=False)
         try:
             result: dict[str, Any] = json.loads(proc.stdout.decode().strip().splitlines()[-1])
@@ -176,7 +196,7 @@ class Harness:
         fig = Figure(
             name,
             log.label,
-            target=TARGETS[name],
+            target=SINGLE_TARGET if log.kind == "single" else TARGETS[name],
             updates=log.updates,
             bytes=log.size,
             error=error,
@@ -285,6 +305,102 @@ class Harness:
                 )
         self.report.add(fig)
 
+    # -- issue 23 ---------------------------------------------------------------------------
+
+    def _ratio(self, name: str, label: str, log: Log | None, repeat: int, note: Any) -> None:
+        """A whole-process figure: ``seconds / base_seconds``; ``note(result)`` explains it."""
+        path = log.path if log is not None else REPO_ROOT / "acp_client" / "data" / "example.jsonl"
+        r = self.run_target(name, Log("-", 0, path), repeat)
+        figure = Figure(name, label, target=TARGETS[name], error=r.get("error"), extra=r)
+        if figure.error is None:
+            figure.seconds = r["seconds"]
+            figure.value = r["seconds"] / r["base_seconds"]
+            figure.note = note(r)
+        self.report.add(figure)
+
+    def replay(self, n: int) -> None:
+        """``replay_log`` of a generated log against ``receive_data`` of its updates, in one
+        process, for each format (``--full-logs``: the log holds both directions)."""
+        for fmt in REPLAY_FORMATS:
+            log = self.log("mixed", n, fmt)
+            r = self.run_target("replay-wire", log, self.repeat_for(n, 5 if n <= 100_000 else 2))
+            fig = Figure(
+                "replay", log.label, target=TARGETS["replay"], error=r.get("error"), extra=r
+            )
+            if fig.error is None:
+                fig.seconds = r["seconds"]
+                fig.updates = r["updates"]
+                fig.bytes = log.size
+                fig.value = r["seconds"] / r["wire_seconds"]
+                fig.note = f"replay_log vs receive_data of its updates {r['wire_seconds']:.3f} s"
+            self.report.add(fig)
+
+    def cli_floor(self, n: int) -> None:
+        log = self.log("mixed", n)
+        self._ratio(
+            "cli-floor",
+            log.label,
+            log,
+            self.repeat_for(n, 5),
+            lambda r: (
+                "acp-client replay FILE --stats vs a msgspec process decoding every line "
+                f"{r['base_seconds']:.3f} s (best of each)"
+            ),
+        )
+
+    def import_time(self) -> None:
+        self._ratio(
+            "import",
+            "-",
+            None,
+            7,
+            lambda r: (
+                f"import acp_client vs import msgspec {r['base_seconds']:.3f} s, medians of "
+                f"7 processes; with a first Connection() "
+                f"{r['first_call_seconds'] / r['base_seconds']:.2f}x"
+            ),
+        )
+
+    def example(self) -> None:
+        self._ratio(
+            "example",
+            "bundled",
+            None,
+            7,
+            lambda r: (
+                "acp-client replay --json of the bundled example vs msgspec decoding it "
+                f"{r['base_seconds']:.3f} s, medians of 7"
+            ),
+        )
+
+    def jobs(self, n: int) -> None:
+        log = self.log("mixed", n)
+        r = self.run_target("jobs", log, self.repeat_for(n, 3))
+        fig = Figure("jobs", f"8x {size_label(n)}", target=TARGETS["jobs"], at_least=True, extra=r)
+        fig.error = r.get("error")
+        if fig.error is None:
+            fig.seconds = r["seconds"]
+            fig.value = r["base_seconds"] / r["seconds"]
+            fig.note = (
+                f"--jobs 1 {r['base_seconds']:.2f} s / --jobs 2 {r['seconds']:.2f} s, wall "
+                f"clock, {r['cpus']} CPUs, load {r['load']:.1f}"
+            )
+        self.report.add(fig)
+
+    def sdk_state(self, n: int) -> None:
+        log = self.log("mixed", n)
+        r = self.run_target("sdk-state", log, self.repeat_for(n, 3))
+        fig = Figure("sdk-state", log.label, target=TARGETS["sdk-state"], at_least=True, extra=r)
+        fig.error = r.get("error")
+        if fig.error is None:
+            fig.value = r["sdk_per_update"] / r["ours_per_update"]
+            fig.note = (
+                f"per update: SDK json.loads + model_validate + SessionAccumulator.apply on the "
+                f"v1 form {r['sdk_per_update'] * 1e3:.2f} ms (last {r['sdk_updates']} of "
+                f"{r['v1_updates']:,}), ours {r['ours_per_update'] * 1e6:.2f} us"
+            )
+        self.report.add(fig)
+
     # -- the plan ---------------------------------------------------------------------------
 
     def run(self) -> None:
@@ -328,6 +444,27 @@ class Harness:
             self.memory(self.log("mixed", big))
         if want("cli"):
             self.cli(self.log("mixed", big))
+        self.run_issue23(sizes, want)
+
+    def run_issue23(self, sizes: list[int], want: Any) -> None:
+        """The figures of issue 23 (stored logs, import, example, jobs, the SDK)."""
+        quick = self.args.quick
+        replay_sizes = [n for n in sizes if n >= 100_000] or sizes[-1:]
+        mid = 100_000 if not quick and 100_000 in sizes else sizes[-1]
+        if want("replay"):
+            for n in replay_sizes:
+                self.replay(n)
+        if want("cli-floor"):
+            self.cli_floor(mid)
+        if want("import"):
+            self.import_time()
+        if want("example"):
+            self.example()
+        if want("jobs"):
+            self.jobs(mid)
+        if want("sdk-state"):
+            for n in sorted({sizes[0] if quick else 10_000, mid}):
+                self.sdk_state(n)
 
 
 def _parse_only(values: Sequence[str]) -> set[str]:
@@ -418,8 +555,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=(*_generate.FORMATS, "both"),
         default="both",
-        help="jsonrpc, acp-client, or both (PATH gets .jsonrpc / .acp-client "
-        "before its suffix); default both",
+        help="jsonrpc, acp-client, capture, or both: every format (PATH gets .jsonrpc / "
+        ".acp-client / .capture before its suffix); default both",
     )
     g.add_argument("--kind", choices=_generate.KINDS, default="mixed")
     g.add_argument(

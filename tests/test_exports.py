@@ -24,15 +24,37 @@ def test_import_does_not_pull_heavy_dependencies() -> None:
     assert out.stdout.strip() == ""
 
 
+def test_bare_import_builds_nothing_until_first_use() -> None:
+    """``import acp_client`` imports none of the core; the first use of a name imports it."""
+    code = (
+        "import sys, acp_client\n"
+        "core = ('acp_client._codec', 'acp_client._connection', 'acp_client._replay',\n"
+        "        'acp_client._schema', 'acp_client._v1', 'acp_client.logs', 'acp_client.events')\n"
+        "print(','.join(m for m in core if m in sys.modules))\n"
+        "acp_client.Connection\n"
+        "print('acp_client._connection' in sys.modules, 'acp_client.cli' in sys.modules)\n"
+        "print(sorted(set(acp_client.__all__) - set(dir(acp_client))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["", "True False", "[]"]
+
+
+def test_unknown_name_is_an_attribute_error() -> None:
+    import pytest
+
+    with pytest.raises(AttributeError, match="no_such_name"):
+        acp_client.no_such_name  # noqa: B018
+
+
 PINNED = {
     "acp_client": {
         "ACPError", "CompactionState", "Connection", "Decoder", "Diagnostic", "Direction",
         "FailedRequest", "LimitExceeded", "ListView", "LocalProtocolError", "MessageState",
-        "PermissionState",
-        "PlanState", "PromptState", "RemoteProtocolError", "ReplayResult", "Replayer", "Role",
+        "PermissionState", "PlanState", "PromptState", "RemoteProtocolError", "ReplayBatch",
+        "ReplayResult", "ReplayedLog", "Replayer", "Role",
         "SNAPSHOT_FORMAT", "SentRequest", "Session", "TerminalState", "TimelineEntry",
         "ToolCallState", "__version__", "convert", "encode", "events", "load_session",
-        "replay_log", "schema", "to_builtins",
+        "replay_log", "replay_many", "schema", "to_builtins",
     },
     "acp_client.v1": {"AdapterOrigin", "Direction", "V1Adapter", "detect_v1", "v1_hint"},
     "acp_client.testing": {

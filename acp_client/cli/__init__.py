@@ -111,7 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["jsonrpc", "acp-client", "capture", "python-sdk", "zed", "conductor"],
         help="skip format detection",
     )
-    replay.add_argument("--jobs", type=int, default=1, metavar="N", help="replay N logs at once")
+    replay.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="replay N logs at once, each in its own process (0: one per core)",
+    )
     replay.add_argument(
         "--perspective",
         choices=["client", "agent"],

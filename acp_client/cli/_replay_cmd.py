@@ -7,11 +7,11 @@ import os
 import sys
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
-from importlib import resources
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from acp_client._many import spread
 from acp_client._replay import ReplayResult, iter_kinds, replay_log
 
 from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, EXIT_USAGE, dump_json
@@ -26,6 +26,11 @@ _PAGE = "pageExtras"  # what the --html page shows beside the snapshot
 
 
 def _example_log() -> bytes:
+    beside = Path(__file__).resolve().parent.parent / "data" / "example.jsonl"
+    if beside.is_file():  # installed as files: no importlib.resources (it imports zipfile)
+        return beside.read_bytes()
+    from importlib import resources
+
     return (resources.files("acp_client") / "data" / "example.jsonl").read_bytes()
 
 
@@ -206,19 +211,11 @@ def replay_command(args: argparse.Namespace) -> int:
     mode = "stats" if args.stats else ("json" if args.json else "render")
     if args.html is not None:
         mode = "json+html" if args.json else "html"
-    jobs = max(1, args.jobs)
     results: list[tuple[str, int, Any]]
-    if jobs > 1 and len(logs) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(
-                pool.map(
-                    _replay_one,
-                    logs,
-                    [options] * len(logs),
-                    [mode] * len(logs),
-                    [True] * len(logs),
-                )
-            )
+    jobs = args.jobs if args.jobs > 0 else None  # 0: one process per core
+    if jobs != 1 and len(logs) > 1:  # spread over processes as replay_many does
+        work = partial(_replay_one, options=options, mode=mode, quiet=True)
+        results = spread(work, logs, jobs)
     else:
         results = [_replay_one(name, options, mode) for name in logs]
     return _output(results, args, mode)

@@ -120,10 +120,23 @@ class Mapper:
         """Map one record known to have the file's shape: ``handler(line, value)``."""
         self.shape = self._shape
         self._push: Callable[[Item], None] = host.push
+        self._bypassed = False
 
     def bypass(self, sink: Sink) -> None:
         """Hand items straight to ``sink`` from now on (a settled perspective stage)."""
         self._push = sink.push
+        self._bypassed = True
+
+    def passes_updates(self, pairing: Pairing) -> bool:
+        """Whether a well-formed agent ``session/update`` record needs no per-record step now.
+
+        Formats with a direction per record (and the jsonrpc one, inferred or fixed) only;
+        an acp-client or python-sdk log once its perspective is settled client-side.
+        """
+        shape = self._shape
+        if shape == "acp":
+            return self._bypassed and pairing.passes_through()
+        return shape in ("jsonrpc", "capture") and pairing.passes_through()
 
     def record(self, line: int, value: Any, found: Shape | None) -> None:
         """Map one record (a parsed line, or a document-mode value) of shape ``found``."""

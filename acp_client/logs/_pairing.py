@@ -157,6 +157,18 @@ class Pairing(Sink):
         """Whether a final record may skip the queue logic (no held response, no inference)."""
         return not self._holds and not self._infer and self._fixed is None
 
+    def passes_through(self) -> bool:
+        """Whether an agent ``session/update`` notification would be queued as it is.
+
+        No response is held for the look-ahead, and the notification is (or is inferred to
+        be) incoming with the side table agreeing: no step and no diagnostic.
+        """
+        if self._holds:
+            return False
+        if self._fixed is not None:
+            return self._fixed == "incoming"
+        return self._sides.get("session/update", "unknown") == "incoming"
+
     def side_of(self, method: str) -> str:
         """The direction ``method`` is sent in, per the side table (``"unknown"`` if none)."""
         return self._sides.get(method, "unknown")

@@ -34,6 +34,7 @@ from acp_client._diagnostics import Diagnostic
 from acp_client.logs._document import DocumentError, iter_document
 from acp_client.logs._formats import SHAPE_OF_FORMAT, Mapper, detect_format, shape
 from acp_client.logs._input import ByteLines, InputFatal
+from acp_client.logs._lane import FastLane
 from acp_client.logs._pairing import Item, Pairing, Perspective, Sink
 from acp_client.logs._records import (
     CODES,
@@ -139,6 +140,7 @@ class LogReader:
         self._done = False
         self._fatal = False
         self._stopped = False
+        self.lane: FastLane | None = None  # a replay's: agent notifications skip the stages
         if format is not None:
             self._set_format(format)
 
@@ -252,6 +254,31 @@ class LogReader:
     # -- lines ----------------------------------------------------------------------------
 
     def _lines(self, lines: list[bytes]) -> None:
+        if self.lane is not None and self._mode != "document":
+            self.lane.lines(self, lines)
+        else:
+            self._slow_lines(lines)
+
+    # -- the fast lane (see _lane.py) -----------------------------------------------------
+
+    @property
+    def in_document(self) -> bool:
+        """Whether the input is read as one JSON document (1.2)."""
+        return self._mode == "document"
+
+    def lane_ready(self) -> bool:
+        """Whether an agent ``session/update`` record would now pass every stage as it is."""
+        mapper = self._mapper
+        return mapper is not None and self._mode == "lines" and mapper.passes_updates(self.pairing)
+
+    def skip_lines(self, count: int) -> int:
+        """Count ``count`` lines the lane read; return the first one's number."""
+        self._lineno += count
+        self._nonblank = True
+        return self._lineno - count + 1
+
+    def _slow_lines(self, lines: list[bytes]) -> None:
+        """Lines one at a time through every stage: the reference path."""
         if self._mode == "document":
             self._lineno += len(lines)
             self._document.extend(lines)
