@@ -10,6 +10,7 @@ ends its request failed). Decoded messages go to :func:`._methods.dispatch`.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import islice
 from typing import Any
 
 import msgspec
@@ -99,10 +100,21 @@ class Inbound:
         self._receive_lines(self.lines.feed(data), events)
         return events
 
-    def _receive_lines(self, lines: Iterable[bytes | LineTooLong], events: Events) -> None:
-        """Take lines one by one; consecutive ``session/update`` lines are applied together."""
+    def _receive_lines(self, lines: list[bytes | LineTooLong], events: Events) -> None:
+        """Take lines one by one; consecutive ``session/update`` lines are applied together.
+
+        Each line is decoded on its own. The common read, nothing but updates, is decoded by
+        one ``map`` (no Python loop per line); at the first line that is no update, the lines
+        before it keep their decoded values (``list.extend`` keeps what the iterator gave
+        before it raised) and the rest go one at a time.
+        """
         notes: list[_FastUpdate] = []
-        for line in lines:
+        try:
+            notes.extend(map(decode_update_line, lines))  # type: ignore[arg-type]
+            start = len(lines)
+        except _FAST_ERRORS:
+            start = len(notes)  # lines[start] is the first that is no update
+        for line in islice(lines, start, None):
             try:
                 notes.append(decode_update_line(line))  # type: ignore[arg-type]
                 continue
