@@ -535,6 +535,19 @@ def _drop(value: Any, path: tuple[Any, ...]) -> Any:
     return [v for i, v in enumerate(value) if i != head]
 
 
+def _inexact_in_the_validator(value: Any) -> bool:
+    """A float past 2**53: the schema validator compares it with an integer bound as a float,
+    so 1.8446744073709552e19 (2**64) passes a uint64 maximum it exceeds; the library, exact,
+    rightly rejects it. Such a rejection is no "valid input rejected"."""
+    if isinstance(value, float):
+        return abs(value) >= 2.0**53
+    if isinstance(value, dict):
+        return any(_inexact_in_the_validator(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_inexact_in_the_validator(v) for v in value)
+    return False
+
+
 def _check_mutated(target: Target, mutated: Any) -> None:
     """Decoding raises only RemoteProtocolError, and only for invalid input; a decoded message
     re-encodes to valid JSON (lenient decoding normalises)."""
@@ -544,7 +557,9 @@ def _check_mutated(target: Target, mutated: Any) -> None:
     except RemoteProtocolError as exc:
         assert exc.code in (-32700, -32600, -32602)
         assert exc.path.startswith("$")
-        assert target.errors(mutated) != [], f"valid input rejected: {exc}"
+        assert target.errors(mutated) != [] or _inexact_in_the_validator(mutated), (
+            f"valid input rejected: {exc}"
+        )
         return
     for diag in diagnostics:
         assert diag.path is not None and diag.path.startswith("$"), diag
