@@ -37,8 +37,7 @@ from ._replay import FailedRequest, Replayer, ReplayResult, replay_log
 from ._session import Session
 from ._snapshot import FORMAT as SNAPSHOT_FORMAT
 from ._snapshot import load_session
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "SNAPSHOT_FORMAT",

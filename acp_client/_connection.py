@@ -45,6 +45,7 @@ from ._rpc import SentRequest
 from ._session import Session
 from ._snapshot import FORMAT, session_snapshot
 from ._v1.switch import ProtocolSwitch
+from ._version import __version__
 
 __all__ = ["Connection", "Direction", "SentRequest"]
 
@@ -316,7 +317,7 @@ class Connection:
         self,
         *,
         name: str = "acp-client",
-        version: str = "0",
+        version: str = __version__,
         protocol_version: int = 2,
         capabilities: s.ClientCapabilities | None = None,
     ) -> SentRequest:

@@ -44,6 +44,7 @@ from ._process import kill, stop_group, unwrapped, watch_exit
 from ._prompts import PermissionState, PromptState
 from ._pump import AgentError, AgentExited, PermissionHandler, Pump, RequestFailed, RequestTimeout
 from ._recorder import Recorder, RecordingError
+from ._version import __version__
 
 __all__ = [
     "AgentConnection",
@@ -144,7 +145,7 @@ class AgentConnection(Pump):
         self,
         *,
         name: str = "acp-client",
-        version: str = "0",
+        version: str = __version__,
         protocol_version: int = 2,
         capabilities: s.ClientCapabilities | None = None,
     ) -> Any:

@@ -479,7 +479,10 @@ while (m := recv()) is not None:
     if method == "initialize":
         key = {"methodId": "key"} if version == 2 else {"id": "key"}
         methods = [{"type": "agent", "name": "API key", **key}, {"type": "agent", "name": "SSO",
-                   **{k: "sso" for k in key}}]
+                   **{k: "sso" for k in key}},
+                   # a kind the schema does not name (Codex's ACP adapter lists two)
+                   {"type": "env_var", "name": "Env key", "varName": "ENV_KEY",
+                    **{k: "env-key" for k in key}}]
         if version == 2:
             result = {"protocolVersion": 2, "info": {"name": "a", "version": "1"},
                       "capabilities": {"session": {}}, "authMethods": methods}
@@ -487,7 +490,7 @@ while (m := recv()) is not None:
             result = {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": methods}
         send({"jsonrpc": "2.0", "id": rid, "result": result})
     elif method == ("auth/login" if version == 2 else "authenticate"):
-        authed = m["params"]["methodId"] == "key"
+        authed = m["params"]["methodId"] in ("key", "env-key")
         send({"jsonrpc": "2.0", "id": rid, "result": {}})
     elif method == "session/new":
         if not authed:
@@ -537,7 +540,16 @@ def test_auth_logs_in_before_the_session_and_its_absence_is_explained(
     assert b"sso  (SSO)" in plain.stderr
     # A method the agent does not offer is a usage error naming the ones it does.
     wrong = run("--auth", "nope", "--prompt", "hi", *agent)
-    assert wrong.returncode == 2 and b"'key', 'sso'" in wrong.stderr, wrong.stderr.decode()
+    assert wrong.returncode == 2, wrong.stderr.decode()
+    assert b"'key', 'sso', 'env-key'" in wrong.stderr, wrong.stderr.decode()
+    # A method of a kind acp-client does not know is listed, and usable with a warning.
+    assert b"env-key  (Env key)" in plain.stderr
+    env = run("--json", "--auth", "env-key", "--prompt", "hi", *agent)
+    assert env.returncode == 0, env.stderr.decode()
+    assert b"warning: --auth 'env-key' is of a kind acp-client does not know ('env_var')" in (
+        env.stderr
+    )
+    assert json.loads(env.stdout)["sessions"][0]["completedTurns"] == ["end_turn"]
     # Logged in with a method that did not satisfy the agent: not told to use --auth again.
     again = run("--auth", "sso", "--prompt", "hi", *agent)
     assert again.returncode == 5 and b"Authentication required" in again.stderr

@@ -21,9 +21,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-__all__ = ["build_parser", "dump_json", "main"]
+__all__ = ["DISTRIBUTION", "build_parser", "dump_json", "main"]
 
 _N = TypeVar("_N", int, float)
+
+#: The distribution on the package index (the module stays ``acp_client``; the name
+#: ``acp-client`` there belongs to an unrelated project).
+DISTRIBUTION = "acp-client-state"
 
 EXIT_OK = 0
 EXIT_STRICT = 1
@@ -34,6 +38,26 @@ EXIT_AGENT_FAILED = 5
 EXIT_HANGUP = 129
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
+
+_MAIN_EPILOG = """\
+exit status:
+  0    done (replay: every log read to its end; run: the last turn ended with end_turn)
+  1    replay --strict stopped at the first error diagnostic
+  2    wrong usage
+  3    replay: a log could not be read
+  4    run: the last turn ended with another stop reason
+  5    run: the agent failed, exited or hung
+  129  stopped by SIGHUP, 130 interrupted (Ctrl-C), 143 stopped by SIGTERM
+  (each command's --help has the details)
+
+examples:
+  acp-client replay                          the example log shipped inside the package
+  acp-client replay session.jsonl            show how a stored conversation ended up
+  acp-client replay --json logs/ > out.ndjson one snapshot per log of a folder, as JSON lines
+  acp-client replay --follow --events LOG    a log still being written, one JSON line per change
+  acp-client replay LOG --html page.html     the conversation as one self-contained web page
+  acp-client run --prompt 'hello' -- AGENT   start an agent over stdio and talk to it
+"""
 
 _REPLAY_EPILOG = """\
 exit status:
@@ -72,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acp-client",
         description="Client-side state of Agent Client Protocol (ACP) v2 conversations.",
+        epilog=_MAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from acp_client import __version__
 
@@ -276,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         extra = "run" if exc.name == "trio" or args.command == "run" else "cli"
         sys.stderr.write(
             f"acp-client: this needs the '{extra}' extra ({exc.name} is not installed):"
-            f" pip install 'acp-client[{extra}]'"
+            f" pip install '{DISTRIBUTION}[{extra}]'"
             + ("; replay --json works without it\n" if extra == "cli" else "\n")
         )
         return EXIT_USAGE

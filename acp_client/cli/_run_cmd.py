@@ -128,14 +128,23 @@ async def _signals() -> AsyncIterator[_Stop]:
 AUTH_REQUIRED = -32000
 
 
-def _auth_methods(agent: Any) -> list[tuple[str, str]]:
-    """The agent's ``authMethods`` as ``(methodId, name)`` pairs (``auth/login`` ones only)."""
-    from acp_client.schema import AuthMethodAgent
+def _auth_methods(agent: Any) -> list[tuple[str, str, str | None]]:
+    """The agent's ``authMethods`` as ``(methodId, name, unknown kind)`` triples.
 
-    # A terminal method is the user's to run (the agent in a terminal of its own), and a type
-    # this library does not know is not for auth/login either.
-    methods = agent.connection.auth_methods
-    return [(m.method_id, m.name) for m in methods if isinstance(m, AuthMethodAgent)]
+    Every listed method, whatever its kind: one of a kind this library does not know (Codex's
+    ``env_var``, say) is kept raw by the connection and carries its ``type`` as the third item
+    (``None`` for the known kinds), so that ``--auth`` can warn before using it.
+    """
+    out: list[tuple[str, str, str | None]] = []
+    for method in agent.connection.auth_methods:
+        if isinstance(method, dict):  # an unknown kind, kept raw
+            method_id, name = method.get("methodId"), method.get("name")
+            if isinstance(method_id, str):
+                kind = method.get("type")
+                out.append((method_id, str(name or ""), str(kind) if kind else "?"))
+        else:
+            out.append((method.method_id, method.name, None))
+    return out
 
 
 def _auth_hint(agent: Any) -> str:
@@ -146,7 +155,7 @@ def _auth_hint(agent: Any) -> str:
     if not methods:
         return "the agent asks for authentication but offers no method acp-client can use\n"
     lines = ["the agent asks for authentication: run again with --auth METHOD_ID, one of\n"]
-    lines += [f"  {sanitize_line(m)}  ({sanitize_line(name)})\n" for m, name in methods]
+    lines += [f"  {sanitize_line(m)}  ({sanitize_line(name)})\n" for m, name, _ in methods]
     return "".join(lines)
 
 
@@ -260,7 +269,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
             agent_ref.append(agent)
             await agent.initialize()
             if args.auth is not None:
-                offered = [method_id for method_id, _ in _auth_methods(agent)]
+                offered = {method_id: kind for method_id, _, kind in _auth_methods(agent)}
                 if args.auth not in offered:
                     listed = ", ".join(map(repr, offered)) or "none"
                     _say(
@@ -268,6 +277,13 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                         f" agent's authMethods ({sanitize_line(listed)})\n"
                     )
                     return EXIT_USAGE
+                kind = offered[args.auth]
+                if kind is not None:
+                    _say(
+                        f"acp-client run: warning: --auth {sanitize_line(args.auth)!r} is of a"
+                        f" kind acp-client does not know ({sanitize_line(kind)!r}); asking the"
+                        " agent to log in with it anyway\n"
+                    )
                 await agent.login(args.auth)
             session_id = await agent.new_session(cwd)
             reason: str | None = None
