@@ -248,10 +248,11 @@ def test_v1_log_replays_into_v2_state(tmp_path: Path) -> None:
 def _follow(
     log: Path, *options: str, meanwhile: Any = None, stop: int | None = None
 ) -> tuple[int, bytes, bytes]:
-    """Run ``replay --follow`` on ``log``, do ``meanwhile()`` while it runs, then Ctrl-C it
-    (or send ``stop``)."""
+    """Run ``replay --follow`` on ``log``, do ``meanwhile()`` once it follows, then Ctrl-C it
+    (or send ``stop``). What was written before the signal is read before the end."""
     import signal
-    import time
+
+    from cli_wait import read_until
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "acp_client.cli", "replay", "--follow", *options, str(log)],
@@ -259,16 +260,16 @@ def _follow(
         stderr=subprocess.PIPE,
     )
     try:
-        time.sleep(1.5)  # the command polls the file; give it a moment to start reading
+        assert proc.stderr is not None
+        said = read_until(proc.stderr, b"(Ctrl-C or SIGTERM to stop)\n")
         if meanwhile is not None:
             meanwhile()
-            time.sleep(1.5)
         proc.send_signal(signal.SIGINT if stop is None else stop)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
-    return proc.returncode, out, err
+    return proc.returncode, out, said + err
 
 
 def test_follow_applies_lines_appended_while_running(tmp_path: Path) -> None:
@@ -522,7 +523,8 @@ def test_stats_keep_one_line_per_row_whatever_the_file_or_update_kind(tmp_path: 
 
 
 def test_follow_names_an_unreadable_path_escaped(tmp_path: Path) -> None:
-    proc = run_cli("replay", "--follow", str(tmp_path / "nope\x1b]0;T\x07.jsonl"))
+    (tmp_path / "file").write_text("")  # a path below a file: an error, not waited for
+    proc = run_cli("replay", "--follow", str(tmp_path / "file" / "nope\x1b]0;T\x07.jsonl"))
     assert proc.returncode != 0
     assert b"\x1b" not in proc.stderr and b"\x07" not in proc.stderr
     assert b"nope" in proc.stderr

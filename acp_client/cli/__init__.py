@@ -127,7 +127,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--stats", action="store_true", help="print counts and throughput")
     replay.add_argument(
-        "--follow", action="store_true", help="keep reading a log that is still being written"
+        "--follow",
+        action="store_true",
+        help="keep reading a log that is still being written, as tail -F does (a file that"
+        " does not exist yet is waited for; '-' follows standard input until it ends);"
+        " Ctrl-C or SIGTERM shows the final state once and exits 0",
+    )
+    replay.add_argument(
+        "--events",
+        action="store_true",
+        help="with --follow: write one JSON object per change as it happens, then the final"
+        " snapshot (format acp-client/events@1, docs/events-stream.md in the repository)",
     )
     replay.add_argument(
         "--strict", action="store_true", help="stop at the first error diagnostic (exit 1)"
@@ -185,6 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--prompt", action="append", default=[], metavar="TEXT", help="repeatable")
     run.add_argument("--record", metavar="FILE", help="record the traffic (acp-client format)")
+    run.add_argument(
+        "--events",
+        action="store_true",
+        help="write one JSON object per change as it happens, then the final snapshot"
+        " (format acp-client/events@1, docs/events-stream.md in the repository); no view",
+    )
     run.add_argument(
         "--json",
         action="store_true",

@@ -157,8 +157,10 @@ def _print_stats(name: str, stats: dict[str, Any], console: Any) -> None:
 
     from ._sanitize import sanitize_line
 
-    # one line each: a file name or an agent's update kind cannot add rows (\n, \t escaped)
-    table = Table(title=Text(sanitize_line(name or "example log")), show_header=False)
+    # one line each: a file name or an agent's update kind cannot add rows (\n, \t escaped);
+    # the name is a line of its own, wrapped (if at all) by the terminal, never inside a title
+    console.print(Text(sanitize_line(name or "example log"), style="bold"), soft_wrap=True)
+    table = Table(show_header=False)
     table.add_column(style="bold")
     table.add_column()
     for key, value in stats.items():
@@ -193,9 +195,14 @@ def replay_command(args: argparse.Namespace) -> int:
     if args.html is not None and (args.stats or args.follow):
         sys.stderr.write("acp-client replay: --html does not go with --stats or --follow\n")
         return EXIT_USAGE
+    if args.events and not args.follow:
+        sys.stderr.write("acp-client replay: --events goes with --follow (a stored log: --json)\n")
+        return EXIT_USAGE
     if args.follow:
-        if len(logs) != 1 or logs[0] in ("", "-"):
-            sys.stderr.write("acp-client replay: --follow takes exactly one log file\n")
+        if len(args.logs) != 1 or logs != args.logs:
+            sys.stderr.write(
+                "acp-client replay: --follow takes exactly one log file (or '-', standard input)\n"
+            )
             return EXIT_USAGE
         from ._follow import follow
 
@@ -227,9 +234,9 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
     many = len(results) > 1 or any(os.path.isdir(name) for name in args.logs or ())
     console = None
     if mode == "render" or (mode == "stats" and not args.json):  # rich only to render
-        from rich.console import Console
+        from ._console import make_console
 
-        console = Console(markup=False, highlight=False, emoji=False)
+        console = make_console()
     pages = []
     for name, status, payload in results:
         worst = max(worst, status)
@@ -259,7 +266,9 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
 
             assert console is not None
             if many:
-                console.rule(_safe(name))
+                from ._console import CappedRule
+
+                console.print(CappedRule(_safe(name)))
             extras = payload.pop(_EXTRAS, {})
             render_snapshot(
                 payload,

@@ -206,7 +206,6 @@ async def _turns(
 async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     import msgspec
     import trio
-    from rich.console import Console
 
     from acp_client._process import unwrapped as _unwrapped
     from acp_client.transport import (
@@ -219,12 +218,13 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     )
 
     from ._ask import ask_on_terminal
+    from ._console import make_console
     from ._live import LiveView
     from ._render import render_snapshot, snapshot_renderable
     from ._sanitize import sanitize_json, sanitize_line
 
     cwd = os.path.abspath(args.cwd or os.getcwd())
-    console = Console(markup=False, highlight=False, emoji=False)
+    console = make_console()
     status = EXIT_OK
     agent_ref: list[Any] = []
 
