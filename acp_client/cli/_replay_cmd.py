@@ -195,6 +195,9 @@ def replay_command(args: argparse.Namespace) -> int:
     if args.html is not None and (args.stats or args.follow):
         sys.stderr.write("acp-client replay: --html does not go with --stats or --follow\n")
         return EXIT_USAGE
+    if args.events and args.json:
+        sys.stderr.write("acp-client replay: --events and --json do not go together\n")
+        return EXIT_USAGE
     if args.events and not args.follow:
         sys.stderr.write("acp-client replay: --events goes with --follow (a stored log: --json)\n")
         return EXIT_USAGE

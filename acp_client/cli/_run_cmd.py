@@ -39,6 +39,9 @@ def run_command(args: argparse.Namespace) -> int:
     import trio
 
     prompts = list(args.prompt)
+    if args.events and args.json:
+        sys.stderr.write("acp-client run: --events and --json do not go together\n")
+        return 2
     if any(not text.strip() for text in prompts):
         sys.stderr.write("acp-client run: a --prompt is empty (the protocol forbids it)\n")
         return 2
@@ -51,6 +54,11 @@ def run_command(args: argparse.Namespace) -> int:
             sys.stderr.write(f"acp-client run: cannot record to {args.record!r}: no such folder\n")
             return 2
     if not prompts:
+        if sys.stdin.isatty():
+            sys.stderr.write(
+                "acp-client run: no --prompt: type the prompt, then Ctrl-D on a line of its own\n"
+            )
+            sys.stderr.flush()
         try:
             text = sys.stdin.buffer.read().decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as exc:
@@ -64,6 +72,17 @@ def run_command(args: argparse.Namespace) -> int:
         sys.stderr.write("acp-client run: give --prompt TEXT or a prompt on standard input\n")
         return 2
     return trio.run(_run, args, prompts)
+
+
+#: Seconds an agent gets to exit once its stdin is closed, before it is killed: with
+#: ``--timeout`` (an agent that may be hung) a short grace, so the run ends about on time.
+EXIT_GRACE = 5.0
+EXIT_GRACE_WITH_TIMEOUT = 1.0
+
+
+def _exit_grace(timeout: float | None) -> float:
+    """The ``exit_timeout`` of the agent: shorter when ``--timeout`` bounds the run."""
+    return EXIT_GRACE if timeout is None else min(EXIT_GRACE_WITH_TIMEOUT, timeout)
 
 
 def _say(text: str) -> None:
@@ -222,6 +241,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     from ._live import LiveView
     from ._render import render_snapshot, snapshot_renderable
     from ._sanitize import sanitize_json, sanitize_line
+    from ._stream import EventStream, streaming
 
     cwd = os.path.abspath(args.cwd or os.getcwd())
     console = make_console()
@@ -238,7 +258,11 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
             snapshot, last_entries=30, text_lines=200, truncated_terminals=truncated()
         )
 
-    live = LiveView(console, view) if not args.json and console.is_terminal else None
+    stream = EventStream() if args.events else None
+    if stream is not None:
+        stream.start(command="run", agent=args.agent)
+    view_on = not args.json and stream is None and console.is_terminal
+    live = LiveView(console, view) if view_on else None
     asker = ask_on_terminal()
 
     async def ask(perm: Any) -> str | None:
@@ -264,7 +288,9 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                 record=args.record,
                 on_permission=policy,
                 request_timeout=args.timeout,
+                exit_timeout=_exit_grace(args.timeout),
             ) as agent,
+            streaming(agent, stream),
         ):
             agent_ref.append(agent)
             await agent.initialize()
@@ -342,7 +368,9 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         return status if stop.signal is not None else EXIT_AGENT_FAILED
     snapshot = agent_ref[0].connection.snapshot()
     try:
-        if args.json:
+        if stream is not None:
+            stream.end(snapshot, status=status)
+        elif args.json:
             sys.stdout.write(dump_json(snapshot, indent=2) + "\n")
             sys.stdout.flush()
         elif live is None:

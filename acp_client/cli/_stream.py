@@ -9,11 +9,12 @@ so a pipe sees each change at once.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import IO, Any
 
-__all__ = ["EVENTS_FORMAT", "EventStream", "event_json"]
+__all__ = ["EVENTS_FORMAT", "EventStream", "event_json", "streaming"]
 
 #: The format name and version of the stream; a change that breaks readers bumps the number.
 EVENTS_FORMAT = "acp-client/events@1"
@@ -77,3 +78,47 @@ class EventStream:
     def end(self, snapshot: dict[str, Any], **about: Any) -> None:
         """The last line: the final state (a snapshot, SNAPSHOT.md) and how the run ended."""
         self._write({"event": "end", **about, "snapshot": snapshot})
+
+
+@contextlib.asynccontextmanager
+async def streaming(agent: Any, stream: EventStream | None) -> AsyncIterator[None]:
+    """While the body runs, write every event of ``agent`` (a live connection) to ``stream``.
+
+    Events are written as they arrive, with the connection's new diagnostics after them;
+    what is still queued when the body ends is written before this returns. Nothing when
+    ``stream`` is ``None``.
+    """
+    if stream is None:
+        yield
+        return
+    import trio
+
+    from acp_client._process import unwrapped
+
+    events = agent.events()
+    diagnostics = agent.connection.diagnostics
+
+    def write(event: Any) -> None:
+        stream.events((event,))
+        stream.diagnostics("connection", diagnostics)
+
+    async def pump() -> None:
+        async for event in events:
+            write(event)
+
+    try:
+        async with unwrapped(), trio.open_nursery() as nursery:
+            nursery.start_soon(pump)
+            try:
+                yield
+            finally:
+                nursery.cancel_scope.cancel()
+    finally:
+        while True:  # what arrived after the last wake-up of pump()
+            try:
+                event = events.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                break
+            write(event)
+        events.close()
+        stream.diagnostics("connection", diagnostics)
