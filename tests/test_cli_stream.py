@@ -89,9 +89,9 @@ def test_run_timeout_against_a_silent_agent_ends_about_on_time(tmp_path: Path) -
         f"import signal, time; open({str(started)!r}, 'w').write(repr(time.time())); "
         "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
     )
+    command = ["run", "--timeout", "3", "--prompt", "hi", "--", sys.executable, "-c", script]
     proc = subprocess.run(
-        [sys.executable, "-m", "acp_client.cli", "run", "--timeout", "3", "--prompt", "hi"]
-        + ["--", sys.executable, "-c", script],
+        [sys.executable, "-m", "acp_client.cli", *command],
         capture_output=True,
         check=False,
         timeout=60,
