@@ -447,7 +447,7 @@ def _failed_setup_log(tmp_path: Path) -> Path:
     return log
 
 
-def test_the_rendered_view_shows_a_refused_session_new_and_json_does_not(tmp_path: Path) -> None:
+def test_the_rendered_view_and_json_show_a_refused_session_new(tmp_path: Path) -> None:
     log = _failed_setup_log(tmp_path)
     out = run_cli("replay", str(log))
     assert out.returncode == 0, out.stderr.decode()
@@ -457,8 +457,19 @@ def test_the_rendered_view_shows_a_refused_session_new_and_json_does_not(tmp_pat
     assert "missing" in text and "\x1b[2J" not in text
     assert "no prompt" in text  # the prompt's own error, under its session
     assert text.count("-32602") == 1  # not listed again as a failed request
+    # --json: the snapshot plus the command line's failedRequests (docs/snapshot.md)
     snapshot = snapshot_of(str(log))
-    assert set(snapshot) == {"format", "sessions", "diagnostics"}
+    assert set(snapshot) == {"format", "sessions", "diagnostics", "failedRequests"}
+    assert snapshot["failedRequests"] == [
+        {
+            "line": 4,
+            "method": "session/new",
+            "error": {"code": -32000, "message": "API key\x1b[2J missing"},
+        }
+    ]
+    assert replay_log(str(log)).snapshot() == {
+        k: v for k, v in snapshot.items() if k != "failedRequests"
+    }  # the library's snapshot does not carry them
 
 
 def test_a_log_of_only_a_refused_session_new_says_why_it_has_no_sessions(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from acp_client._replay import Replayer
 from acp_client.logs import LogReader
 
 from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, dump_json
+from ._stream import with_failed_requests
 
 __all__ = ["follow"]
 
@@ -258,7 +259,7 @@ class _Follower:
             self.stream.events(finished)
             self.apply(())  # the diagnostics the end raised
         status = self.status()
-        snapshot = self.replayer.snapshot()
+        snapshot = with_failed_requests(self.replayer.snapshot(), self.replayer.failed_requests)
         if self.stream is not None:
             self.stream.end(snapshot, status=status, stoppedBy=self.stopped_by())
         elif args.json:

@@ -15,6 +15,7 @@ from typing import Any
 from acp_client._replay import ReplayResult, iter_kinds, replay_log
 
 from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, EXIT_USAGE, dump_json
+from ._stream import with_failed_requests
 
 __all__ = ["replay_command"]
 
@@ -28,21 +29,64 @@ def _example_log() -> bytes:
     return (resources.files("acp_client") / "data" / "example.jsonl").read_bytes()
 
 
-def _expand(logs: list[str]) -> list[str]:
+#: What a stored log is called (LOG-FORMATS.md: JSON lines, or one JSON document), gzip or not.
+LOG_SUFFIXES = (".jsonl", ".ndjson", ".jsons", ".json", ".log")
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def looks_like_log(path: Path) -> bool:
+    """Whether a file found in a folder is taken as a log: by its name and its first bytes.
+
+    Its name ends in one of :data:`LOG_SUFFIXES` (then maybe ``.gz``), and it starts (after
+    white space and a byte order mark) with ``{`` or ``[``, or is gzip data.
+    """
+    name = path.name.lower()
+    gz = name.endswith(".gz")
+    if not (name.removesuffix(".gz") if gz else name).endswith(LOG_SUFFIXES):
+        return False
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return True  # unreadable: replayed, so that the error is reported
+    if gz:
+        return head.startswith(_GZIP_MAGIC)
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    return head[:1] in (b"{", b"[")
+
+
+def _expand(logs: list[str]) -> tuple[list[str], list[str]]:
+    """The logs named: files as given, and the files in folders that look like logs.
+
+    Returns them with the files of those folders that were skipped.
+    """
     out: list[str] = []
+    skipped: list[str] = []
     for item in logs:
         path = Path(item)
         if item != "-" and path.is_dir():
             # every file below the folder, but hidden files and folders (.git, .cache ...)
-            out.extend(
-                str(p)
-                for p in sorted(path.rglob("*"))
-                if p.is_file()
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
+            for found in sorted(path.rglob("*")):
+                if not found.is_file() or any(
+                    part.startswith(".") for part in found.relative_to(path).parts
+                ):
+                    continue
+                (out if looks_like_log(found) else skipped).append(str(found))
         else:
             out.append(item)
-    return out
+    return out, skipped
+
+
+def _say_skipped(skipped: list[str]) -> None:
+    """One line for the files of folders that were not taken as logs."""
+    if not skipped:
+        return
+    names = ", ".join(_safe(Path(name).name) for name in skipped[:3])
+    more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+    count = f"{len(skipped)} file{'s' if len(skipped) > 1 else ''}"
+    sys.stderr.write(
+        f"acp-client replay: skipped {count} that do not look like logs ({names}{more})\n"
+    )
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
@@ -127,7 +171,9 @@ def _replay_one(
     if mode == "stats":
         return name, _status(result), _stats(result, elapsed, size)
     snapshot = result.snapshot()
-    if mode != "json":  # not part of the snapshot: only the rendered views show them
+    if mode.startswith("json"):  # the command line's JSON adds them (docs/snapshot.md)
+        with_failed_requests(snapshot, result.failed_requests)
+    if mode != "json":  # not part of the snapshot: the rendered views show them
         extras = {
             "failed_requests": [failed.to_json() for failed in result.failed_requests],
             "truncated_terminals": sorted(result.replayer.truncated_terminals),
@@ -187,7 +233,8 @@ def _fatal_message(payload: Any) -> str | None:
 
 def replay_command(args: argparse.Namespace) -> int:
     """Run ``acp-client replay`` with parsed arguments; return the exit status."""
-    logs = _expand(args.logs) if args.logs else [""]
+    logs, skipped = _expand(args.logs) if args.logs else ([""], [])
+    _say_skipped(skipped)
     if not logs:
         sys.stderr.write("acp-client replay: no log files found\n")
         return EXIT_UNREADABLE
@@ -202,7 +249,7 @@ def replay_command(args: argparse.Namespace) -> int:
         sys.stderr.write("acp-client replay: --events goes with --follow (a stored log: --json)\n")
         return EXIT_USAGE
     if args.follow:
-        if len(args.logs) != 1 or logs != args.logs:
+        if len(args.logs) != 1 or logs != args.logs or skipped:
             sys.stderr.write(
                 "acp-client replay: --follow takes exactly one log file (or '-', standard input)\n"
             )

@@ -14,10 +14,21 @@ import sys
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import IO, Any
 
-__all__ = ["EVENTS_FORMAT", "EventStream", "event_json", "streaming"]
+__all__ = ["EVENTS_FORMAT", "EventStream", "event_json", "streaming", "with_failed_requests"]
 
 #: The format name and version of the stream; a change that breaks readers bumps the number.
 EVENTS_FORMAT = "acp-client/events@1"
+
+
+def with_failed_requests(snapshot: dict[str, Any], failed: Sequence[Any]) -> dict[str, Any]:
+    """``snapshot`` with the command line's ``failedRequests`` (docs/snapshot.md), if any.
+
+    ``failed`` holds :class:`acp_client.FailedRequest` values; the key is added only when
+    there are some, so a log without them prints exactly its snapshot.
+    """
+    if failed:
+        snapshot["failedRequests"] = [request.to_json() for request in failed]
+    return snapshot
 
 
 def _camel(name: str) -> str:
