@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-__all__ = ["DISTRIBUTION", "build_parser", "dump_json", "main"]
+__all__ = ["DISTRIBUTION", "UsageError", "build_parser", "dump_json", "main"]
 
 _N = TypeVar("_N", int, float)
 
@@ -82,6 +82,19 @@ exit status:
        also when that cancel withdrew a prompt the agent had not taken yet)
   143  stopped by SIGTERM
 """
+
+
+class UsageError(Exception):
+    """Wrong usage of a subcommand found after parsing: its usage and the message, exit 2."""
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The parser of the subcommand ``name`` (its usage goes with its errors)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser = action.choices[name]
+            return found
+    raise KeyError(name)
 
 
 def _side(value: str) -> tuple[str, str]:
@@ -309,9 +322,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if agent[:1] == ["--"]:  # the separator; a "--" among the agent's arguments stays
             agent = agent[1:]
         if not agent:
-            parser.error("run needs an agent command after --")
+            raise UsageError("run needs an agent command after --")
         args.agent = agent
         return run_command(args)
+    except UsageError as exc:
+        _subparser(parser, args.command).error(str(exc))  # exits 2
     except ModuleNotFoundError as exc:
         if exc.name not in ("rich", "pyte", "trio", "markdown_it"):
             raise

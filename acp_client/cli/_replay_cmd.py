@@ -14,7 +14,7 @@ from typing import Any
 
 from acp_client._replay import ReplayResult, iter_kinds, replay_log
 
-from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, EXIT_USAGE, dump_json
+from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, UsageError, dump_json
 from ._stream import with_failed_requests
 
 __all__ = ["replay_command"]
@@ -240,20 +240,14 @@ def replay_command(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     options = _options(args)
     if args.html is not None and (args.stats or args.follow):
-        sys.stderr.write("acp-client replay: --html does not go with --stats or --follow\n")
-        return EXIT_USAGE
+        raise UsageError("--html does not go with --stats or --follow")
     if args.events and args.json:
-        sys.stderr.write("acp-client replay: --events and --json do not go together\n")
-        return EXIT_USAGE
+        raise UsageError("--events and --json do not go together")
     if args.events and not args.follow:
-        sys.stderr.write("acp-client replay: --events goes with --follow (a stored log: --json)\n")
-        return EXIT_USAGE
+        raise UsageError("--events goes with --follow (a stored log: --json)")
     if args.follow:
         if len(args.logs) != 1 or logs != args.logs or skipped:
-            sys.stderr.write(
-                "acp-client replay: --follow takes exactly one log file (or '-', standard input)\n"
-            )
-            return EXIT_USAGE
+            raise UsageError("--follow takes exactly one log file (or '-', standard input)")
         from ._follow import follow
 
         return follow(logs[0], args, options)

@@ -19,6 +19,7 @@ from . import (
     EXIT_STOPPED,
     EXIT_TERMINATED,
     EXIT_USAGE,
+    UsageError,
     dump_json,
 )
 from ._live import detach_dead_terminal
@@ -40,19 +41,15 @@ def run_command(args: argparse.Namespace) -> int:
 
     prompts = list(args.prompt)
     if args.events and args.json:
-        sys.stderr.write("acp-client run: --events and --json do not go together\n")
-        return 2
+        raise UsageError("--events and --json do not go together")
     if any(not text.strip() for text in prompts):
-        sys.stderr.write("acp-client run: a --prompt is empty (the protocol forbids it)\n")
-        return 2
+        raise UsageError("a --prompt is empty (the protocol forbids it)")
     if args.cwd is not None and not os.path.isdir(args.cwd):
-        sys.stderr.write(f"acp-client run: --cwd {args.cwd!r} is not a directory\n")
-        return 2
+        raise UsageError(f"--cwd {args.cwd!r} is not a directory")
     if args.record is not None:
         folder = os.path.dirname(os.path.abspath(args.record))
         if not os.path.isdir(folder):
-            sys.stderr.write(f"acp-client run: cannot record to {args.record!r}: no such folder\n")
-            return 2
+            raise UsageError(f"cannot record to {args.record!r}: no such folder")
     if not prompts:
         if sys.stdin.isatty():
             sys.stderr.write(
@@ -62,15 +59,13 @@ def run_command(args: argparse.Namespace) -> int:
         try:
             text = sys.stdin.buffer.read().decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as exc:
-            sys.stderr.write(
-                f"acp-client run: the prompt on standard input is not UTF-8 (byte {exc.start})\n"
-            )
-            return 2
+            raise UsageError(
+                f"the prompt on standard input is not UTF-8 (byte {exc.start})"
+            ) from None
         if text.strip():
             prompts = [text]
     if not prompts:
-        sys.stderr.write("acp-client run: give --prompt TEXT or a prompt on standard input\n")
-        return 2
+        raise UsageError("give --prompt TEXT or a prompt on standard input")
     return trio.run(_run, args, prompts)
 
 
