@@ -307,6 +307,7 @@ class ProtocolSwitch:
         if not isinstance(obj, list | dict):
             events.extend(conn.receive_line(line))  # not a message: the connection says so
             return
+        conn._inbound.agent_lines += 1  # a line of the agent's, taken here and not there
         # A batch stays one: its translated messages (and entries that are no message, each
         # answered -32600) go to the connection as one batch, whose replies are one array
         # (JSON-RPC 6, spec 1.5), as a v2 agent's are.

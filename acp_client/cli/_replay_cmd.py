@@ -216,6 +216,17 @@ def _print_stats(name: str, stats: dict[str, Any], console: Any) -> None:
     console.print(table)
 
 
+def _looks_v1(payload: Any) -> bool:
+    """Whether a v2 replay rejected updates for the ``messageId`` a v1 agent never sends."""
+    diagnostics = payload.get("diagnostics", ()) if isinstance(payload, dict) else ()
+    if isinstance(diagnostics, dict):  # --stats: counts only
+        return False
+    return any(
+        d.get("code") == "update-rejected" and "`messageId`" in str(d.get("message"))
+        for d in diagnostics
+    ) and any(s.get("protocolVersion") == 2 for s in payload.get("sessions", ()))
+
+
 def _fatal_message(payload: Any) -> str | None:
     if isinstance(payload, dict):
         diagnostics = payload.get("diagnostics", ())
@@ -291,6 +302,11 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
             from ._html import LogPage
 
             pages.append(LogPage(name, payload, **payload.pop(_PAGE)))
+        if _looks_v1(payload):
+            sys.stderr.write(
+                f"acp-client replay: {_safe(name or 'example')}: updates without a messageId"
+                " were rejected; if the agent speaks ACP v1, replay with --protocol 1\n"
+            )
         fatal = _fatal_message(payload)
         if fatal and status == EXIT_UNREADABLE:
             sys.stderr.write(f"acp-client replay: {_safe(name or 'example')}: {_safe(fatal)}\n")
