@@ -355,9 +355,12 @@ EXCERPT_CHARS = 120
 
 
 def excerpt(line: bytes) -> str:
-    """The start of ``line`` for a diagnostic: a JSON string literal, so every control and
-    non-ASCII character is escaped (nothing in it can drive a terminal), at most
-    :data:`EXCERPT_CHARS` characters of the line, with ``…`` when it was longer."""
+    """The start of ``line`` for a diagnostic, quoted and escaped.
+
+    A JSON string literal, so every control and non-ASCII character is escaped (nothing in
+    it can drive a terminal): at most :data:`EXCERPT_CHARS` characters of the line, with
+    ``…`` when it was longer.
+    """
     import json
 
     text = line.decode("utf-8", "replace")
