@@ -27,6 +27,7 @@ class Connection(Protocol):
     protocol_version: int | None
     record_sends: bool
     _sent_events: list[ev.Event]
+    _inbound: Any  # its ``agent_lines`` counts the agent's lines (malformed-line names them)
 
     @property
     def sessions(self) -> Mapping[str, Any]: ...

@@ -66,4 +66,5 @@ def make_console(out: IO[str] | None = None) -> Any:
     common: dict[str, Any] = {"markup": False, "highlight": False, "emoji": False}
     if stream.isatty():
         return Console(file=out, **common)
-    return Console(file=_TrimmedLines(stream), width=PIPED_WIDTH, **common)
+    trimmed: Any = _TrimmedLines(stream)  # a text stream as far as rich is concerned
+    return Console(file=trimmed, width=PIPED_WIDTH, **common)
