@@ -328,11 +328,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         _subparser(parser, args.command).error(str(exc))  # exits 2
     except ModuleNotFoundError as exc:
-        if exc.name not in ("rich", "pyte", "trio", "markdown_it"):
+        missing = (exc.name or "").partition(".")[0]
+        if missing not in ("rich", "pyte", "trio", "markdown_it"):
             raise
-        extra = "run" if exc.name == "trio" or args.command == "run" else "cli"
+        extra = "run" if missing == "trio" or args.command == "run" else "cli"
         sys.stderr.write(
-            f"acp-client: this needs the '{extra}' extra ({exc.name} is not installed):"
+            f"acp-client: this needs the '{extra}' extra ({missing} is not installed):"
             f" pip install '{DISTRIBUTION}[{extra}]'"
             + ("; replay --json works without it\n" if extra == "cli" else "\n")
         )
