@@ -195,13 +195,12 @@ def test_a_signal_outside_a_turn_stops_the_run_and_the_agent(
     while not pid_file.exists() or not pid_file.read_text():
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    time.sleep(0.2)
+    # The signals are watched from before the agent is started: no need to wait longer.
     proc.send_signal(getattr(signal, signum))  # no turn yet: stop at once
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == status, err.decode()
     assert said in err and b"Traceback" not in err
-    time.sleep(0.2)
-    with pytest.raises(ProcessLookupError):  # killed and reaped
+    with pytest.raises(ProcessLookupError):  # killed and reaped before `run` exited
         os.kill(int(pid_file.read_text()), 0)
 
 
@@ -420,7 +419,8 @@ def _hang_up(
         while not ready.exists() or not ready.read_text():
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.05)
-        time.sleep(0.5)  # the live view (when on) has drawn
+        # The live view (when on) drew its first frame before the prompt went out, and
+        # the agent writes `ready` only once it has the prompt: no need to wait longer.
     finally:
         os.close(main)  # the terminal closes: every later write to it fails
     proc.send_signal(getattr(signal, signum))
