@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
+import subprocess
 import time
-from typing import IO
+from collections.abc import Iterator
+from typing import IO, Any
 
 #: A bound against a hung command, not a guess of how long anything takes.
 DEADLINE_SECONDS = 60.0
@@ -51,3 +54,14 @@ def read_all(fd: int, deadline: float = DEADLINE_SECONDS) -> bytes:
         if not data:
             return seen
         seen += data
+
+
+@contextlib.contextmanager
+def started(args: list[str], **popen: Any) -> Iterator[subprocess.Popen[bytes]]:
+    """A command started with ``subprocess.Popen``, killed if still running at the end."""
+    with subprocess.Popen(args, **popen) as proc:
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.kill()

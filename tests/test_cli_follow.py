@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_wait import read_all, read_until
+from cli_wait import read_all, read_until, started
 
 from acp_client.testing import FakeAgent
 
@@ -55,26 +55,24 @@ def test_on_a_terminal_the_live_frame_gives_way_to_one_final_state(
     main, follower = os.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "40"}
-    proc = subprocess.Popen(
+    with started(
         [*COMMAND, str(log)],
         stdin=subprocess.DEVNULL,
         stdout=follower,
         stderr=follower,
         env=env,
         start_new_session=True,
-    )
-    os.close(follower)
-    try:
-        seen = read_until(main, b"alpha-one")  # the live frame is on screen
-        _append(log, _more())
-        seen += read_until(main, b"beta-two")  # and it follows the file
-        proc.send_signal(stop)
-        assert proc.wait(timeout=60) == 0
-        seen += read_all(main)
-    finally:
-        os.close(main)
-        if proc.poll() is None:
-            proc.kill()
+    ) as proc:
+        os.close(follower)
+        try:
+            seen = read_until(main, b"alpha-one")  # the live frame is on screen
+            _append(log, _more())
+            seen += read_until(main, b"beta-two")  # and it follows the file
+            proc.send_signal(stop)
+            assert proc.wait(timeout=60) == 0
+            seen += read_all(main)
+        finally:
+            os.close(main)
     screen = pyte.Screen(100, 40)
     pyte.ByteStream(screen).feed(seen)
     text = "\n".join(line.rstrip() for line in screen.display)
@@ -87,17 +85,13 @@ def test_on_a_terminal_the_live_frame_gives_way_to_one_final_state(
 def test_through_a_pipe_the_final_state_is_printed_once(tmp_path: Path, stop: int) -> None:
     log = tmp_path / "log.jsonl"
     log.write_text(_first())
-    proc = subprocess.Popen([*COMMAND, str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+    with started([*COMMAND, str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         assert proc.stderr is not None
         said = read_until(proc.stderr, b"(Ctrl-C or SIGTERM to stop)\n")
         assert b"following" in said
         _append(log, _more())  # written before the signal: read before the end
         proc.send_signal(stop)
         out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 0, err.decode()
     text = out.decode()
     assert text.count("session s") == 1, text
@@ -112,19 +106,15 @@ def test_events_stream_each_change_live_and_end_with_one_snapshot(
 ) -> None:
     log = tmp_path / "log.jsonl"
     log.write_text(_first())
-    proc = subprocess.Popen(
+    with started(
         [*COMMAND, "--events", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    try:
+    ) as proc:
         assert proc.stdout is not None
         seen = read_until(proc.stdout, b"alpha-one")  # flushed per line: seen while it runs
         _append(log, _more())
         seen += read_until(proc.stdout, b"beta-two")
         proc.send_signal(stop)
         out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 0, err.decode()
     lines = [json.loads(line) for line in (seen + out).splitlines()]
     assert lines[0] == {
@@ -152,24 +142,20 @@ def test_events_stream_each_change_live_and_end_with_one_snapshot(
 
 
 def test_dash_follows_standard_input_until_it_ends() -> None:
-    with subprocess.Popen(
+    with started(
         [*COMMAND, "--events", "-"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     ) as proc:
-        try:
-            assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write(_first().encode())
-            proc.stdin.flush()
-            seen = read_until(proc.stdout, b"alpha-one")  # read while stdin is still open
-            proc.stdin.write(_more().encode())
-            proc.stdin.close()  # the end of the input ends the run, no signal needed
-            seen += read_all(proc.stdout.fileno())
-            assert proc.wait(timeout=60) == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(_first().encode())
+        proc.stdin.flush()
+        seen = read_until(proc.stdout, b"alpha-one")  # read while stdin is still open
+        proc.stdin.write(_more().encode())
+        proc.stdin.close()  # the end of the input ends the run, no signal needed
+        seen += read_all(proc.stdout.fileno())
+        assert proc.wait(timeout=60) == 0
     lines = [json.loads(line) for line in seen.splitlines()]
     assert lines[-1]["event"] == "end" and lines[-1]["stoppedBy"] is None
     assert lines[-1]["snapshot"]["sessions"][0]["completedTurns"] == ["end_turn"]
@@ -177,10 +163,9 @@ def test_dash_follows_standard_input_until_it_ends() -> None:
 
 def test_a_file_that_does_not_exist_yet_is_waited_for(tmp_path: Path) -> None:
     log = tmp_path / "later.jsonl"
-    proc = subprocess.Popen(
+    with started(
         [*COMMAND, "--json", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    try:
+    ) as proc:
         assert proc.stderr is not None
         said = read_until(proc.stderr, b"to appear (Ctrl-C to stop)\n")
         assert f"waiting for {log}".encode() in said
@@ -189,27 +174,20 @@ def test_a_file_that_does_not_exist_yet_is_waited_for(tmp_path: Path) -> None:
         _append(log, _more())
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 0, (said + err).decode()
     assert json.loads(out)["sessions"][0]["completedTurns"] == ["end_turn"]
 
 
 def test_stopped_while_waiting_for_the_file_shows_the_empty_state(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
+    with started(
         [*COMMAND, "--json", str(tmp_path / "never.jsonl")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    )
-    try:
+    ) as proc:
         assert proc.stderr is not None
         read_until(proc.stderr, b"to appear (Ctrl-C to stop)\n")
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 0
     assert json.loads(out)["sessions"] == []
 

@@ -10,23 +10,13 @@ import sys
 import time
 from pathlib import Path
 
-from cli_wait import read_until
-from test_cli_run import AGENT_IO
+from cli_wait import read_until, started
+from test_cli_run import TURN_STARTED
 
 #: An agent that streams a first chunk, then waits for the file argv[1] before the rest.
 STREAMING_AGENT = (
-    AGENT_IO
+    TURN_STARTED
     + """import os, time
-def update(u):
-    send({"jsonrpc": "2.0", "method": "session/update",
-          "params": {"sessionId": "s1", "update": u}})
-answer_initialize("streamer")
-m = recv()
-send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "s1"}})
-m = recv()
-send({"jsonrpc": "2.0", "id": m["id"], "result": {"messageId": "u1"}})
-update({"sessionUpdate": "user_message", "messageId": "u1", "content": m["params"]["prompt"]})
-update({"sessionUpdate": "state_update", "state": "running"})
 update({"sessionUpdate": "agent_message_chunk", "messageId": "a1",
         "content": {"type": "text", "text": "first-chunk "}})
 while not os.path.exists(sys.argv[1]):  # the test has seen the first chunk
@@ -42,20 +32,16 @@ recv()
 def test_run_events_streams_each_change_before_the_turn_ends(tmp_path: Path) -> None:
     go = tmp_path / "go"
     agent = [sys.executable, "-c", STREAMING_AGENT, str(go)]
-    with subprocess.Popen(
+    with started(
         [sys.executable, "-m", "acp_client.cli", "run", "--events", "--prompt", "hi", "--", *agent],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     ) as proc:
-        try:
-            assert proc.stdout is not None
-            seen = read_until(proc.stdout, b"first-chunk")  # the turn is still running
-            assert proc.poll() is None
-            go.write_text("go")
-            out, err = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+        assert proc.stdout is not None
+        seen = read_until(proc.stdout, b"first-chunk")  # the turn is still running
+        assert proc.poll() is None
+        go.write_text("go")
+        out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err.decode()
     lines = [json.loads(line) for line in (seen + out).splitlines()]
     assert lines[0]["event"] == "start" and lines[0]["format"] == "acp-client/events@1"
