@@ -243,12 +243,15 @@ class ProtocolSwitch:
             self._answered(conn.protocol_version)  # answered through receive_line/_message
         for line in lines:
             if type(line) is not bytes:
+                conn._inbound.agent_lines += 1  # counted here: the connection never sees it
                 if self._held:  # in order with what is held back
                     self._held.append((line, _NOT_JSON))
                 else:
                     conn._line_too_long(line, events)  # type: ignore[arg-type]
             elif line.strip():
                 self._line(line, events)
+            else:
+                conn._inbound.agent_lines += 1  # a blank line, skipped
         if eof and self._held:
             self.signal("settle")
             self._release(events)
@@ -275,6 +278,7 @@ class ProtocolSwitch:
                     # An update after a prompt the agent has not inserted: only the next
                     # marker can tell whether v1's rules insert it here. Held until then.
                     self._held.append((line, obj))
+                    self._conn._inbound.agent_lines += 1  # its place; routed later (_release)
                     return
                 if self._held or self._unsettled >= _SETTLE_AFTER:
                     self.signal("settle")  # nothing more to wait for: as the agent claimed
@@ -289,7 +293,10 @@ class ProtocolSwitch:
 
     def _release(self, events: list[ev.Event]) -> None:
         held, self._held = self._held, []
+        inbound = self._conn._inbound
         for line, obj in held:
+            if type(line) is bytes:  # counted when held: routing counts it again
+                inbound.agent_lines -= 1
             self._route(line, obj, events)
 
     def _route(self, line: bytes | LineTooLong, obj: Any, events: list[ev.Event]) -> None:
