@@ -269,8 +269,9 @@ class _Follower:
         return status
 
     def stopped_by(self) -> str | None:
-        names = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
-        return names.get(self.stopper.signal) if self.stopper.signal is not None else None  # type: ignore[call-overload]
+        """``"SIGINT"`` or ``"SIGTERM"`` when a signal ended the run, else ``None``."""
+        signum = self.stopper.signal
+        return None if signum is None else signal.Signals(signum).name
 
     def status(self) -> int:
         if self.reader.fatal:
