@@ -325,8 +325,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError("run needs an agent command after --")
         args.agent = agent
         return run_command(args)
-    except UsageError as exc:
-        _subparser(parser, args.command).error(str(exc))  # exits 2
+    except UsageError as exc:  # as argparse says it, with the subcommand's usage
+        sub = _subparser(parser, args.command)
+        sub.print_usage(sys.stderr)
+        sys.stderr.write(f"{sub.prog}: error: {exc}\n")
+        return EXIT_USAGE
     except ModuleNotFoundError as exc:
         missing = (exc.name or "").partition(".")[0]
         if missing not in ("rich", "pyte", "trio", "markdown_it"):
