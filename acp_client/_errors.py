@@ -9,6 +9,8 @@ and a line when known) and the JSON-RPC error code that fits it.
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass
+
 __all__ = [
     "ACPError",
     "LocalProtocolError",
@@ -43,6 +45,7 @@ class LocalProtocolError(ACPError):
     """The caller asked for something the protocol does not allow."""
 
 
+@dataclass(eq=False, repr=False)
 class RemoteProtocolError(ACPError):
     """The peer sent something that cannot be understood.
 
@@ -56,23 +59,15 @@ class RemoteProtocolError(ACPError):
         request_id: the id of the offending request, so that it can be answered.
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: str = "$",
-        code: int = INVALID_PARAMS,
-        line: int | None = None,
-        excerpt: str | None = None,
-        raw: object = None,
-        request_id: int | str | None = None,
-    ) -> None:
-        self.message = message
-        self.raw = raw
-        self.request_id = request_id
-        self.path = path
-        self.code = code
-        self.line = line
-        self.excerpt = excerpt
-        where = f"line {line}, " if line is not None else ""
-        super().__init__(f"{message} ({where}at `{path}`, JSON-RPC code {code})")
+    message: str
+    _: KW_ONLY
+    path: str = "$"
+    code: int = INVALID_PARAMS
+    line: int | None = None
+    excerpt: str | None = None
+    raw: object = None
+    request_id: int | str | None = None
+
+    def __post_init__(self) -> None:
+        where = f"line {self.line}, " if self.line is not None else ""
+        super().__init__(f"{self.message} ({where}at `{self.path}`, JSON-RPC code {self.code})")

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal, cast, get_args
 
 from . import _events as ev
 from . import _schema as s
@@ -71,48 +71,43 @@ _BG: Final = "background"
 _QUIET: Final = "background-quiet"
 _FORGET: Final = "forget-background"
 
-#: (phase, input) -> (target phase, effects in order). See the module docstring.
-TRANSITIONS: dict[tuple[Phase, StateInput], tuple[Phase, tuple[Effect, ...]]] = {
+_Row = tuple[Phase, tuple[Effect, ...]]
+
+# Resumed, replayed and unrecognized states do the same from every phase (6.3, R51):
+# a resume or a replay starts and completes no work, a custom state only forgets the
+# background list. Only a live ``idle`` or ``active`` depends on the phase before it.
+_FROM_ANY_PHASE: dict[StateInput, _Row] = {
+    "idle/resume": ("idle", (_BG, "end-work", "clear-cancel")),
+    "idle/replay": ("idle", (_QUIET, "clear-cancel")),
+    "active/resume": ("active", (_BG,)),
+    "active/replay": ("active", (_QUIET,)),
+    "custom": ("custom", (_FORGET,)),
+    "custom/resume": ("custom", (_FORGET,)),
+    "custom/replay": ("custom", (_FORGET,)),
+}
+_LIVE: dict[tuple[Phase, StateInput], _Row] = {
     # from no snapshot of a session not created by session/new (R11)
     ("unknown", "idle"): ("idle", (_BG, "end-work", "clear-cancel")),
-    ("unknown", "idle/resume"): ("idle", (_BG, "end-work", "clear-cancel")),
-    ("unknown", "idle/replay"): ("idle", (_QUIET, "clear-cancel")),
     ("unknown", "active"): ("active", (_BG, "start-work")),
-    ("unknown", "active/resume"): ("active", (_BG,)),
-    ("unknown", "active/replay"): ("active", (_QUIET,)),
-    ("unknown", "custom"): ("custom", (_FORGET,)),
-    ("unknown", "custom/resume"): ("custom", (_FORGET,)),
-    ("unknown", "custom/replay"): ("custom", (_FORGET,)),
     # from idle (or no snapshot of a session/new session: idle by default, 6.3)
     ("idle", "idle"): ("idle", (_BG, "idle-again", "clear-cancel")),
-    ("idle", "idle/resume"): ("idle", (_BG, "end-work", "clear-cancel")),
-    ("idle", "idle/replay"): ("idle", (_QUIET, "clear-cancel")),
     ("idle", "active"): ("active", (_BG, "start-work")),
-    ("idle", "active/resume"): ("active", (_BG,)),
-    ("idle", "active/replay"): ("active", (_QUIET,)),
-    ("idle", "custom"): ("custom", (_FORGET,)),
-    ("idle", "custom/resume"): ("custom", (_FORGET,)),
-    ("idle", "custom/replay"): ("custom", (_FORGET,)),
     # from running / requires_action
     ("active", "idle"): ("idle", (_BG, "complete", "end-work", "clear-cancel")),
-    ("active", "idle/resume"): ("idle", (_BG, "end-work", "clear-cancel")),
-    ("active", "idle/replay"): ("idle", (_QUIET, "clear-cancel")),
     ("active", "active"): ("active", (_BG,)),
-    ("active", "active/resume"): ("active", (_BG,)),
-    ("active", "active/replay"): ("active", (_QUIET,)),
-    ("active", "custom"): ("custom", (_FORGET,)),
-    ("active", "custom/resume"): ("custom", (_FORGET,)),
-    ("active", "custom/replay"): ("custom", (_FORGET,)),
     # from an unrecognized state string: never idle (6.3)
     ("custom", "idle"): ("idle", (_BG, "complete", "end-work", "clear-cancel")),
-    ("custom", "idle/resume"): ("idle", (_BG, "end-work", "clear-cancel")),
-    ("custom", "idle/replay"): ("idle", (_QUIET, "clear-cancel")),
     ("custom", "active"): ("active", (_BG,)),
-    ("custom", "active/resume"): ("active", (_BG,)),
-    ("custom", "active/replay"): ("active", (_QUIET,)),
-    ("custom", "custom"): ("custom", (_FORGET,)),
-    ("custom", "custom/resume"): ("custom", (_FORGET,)),
-    ("custom", "custom/replay"): ("custom", (_FORGET,)),
+}
+
+#: (phase, input) -> (target phase, effects in order). See the module docstring.
+TRANSITIONS: dict[tuple[Phase, StateInput], _Row] = {
+    **{
+        (phase, state_input): row
+        for phase in get_args(Phase)
+        for state_input, row in _FROM_ANY_PHASE.items()
+    },
+    **_LIVE,
 }
 
 
@@ -353,19 +348,17 @@ class Foreground:
             if type(item) is s.BackgroundToolCall and item.tool_call_id not in kept_calls:
                 call = self._tl.tool_calls.get(item.tool_call_id)
                 if call is not None and not call.finished:
-                    self._note(
-                        "background-dropped-unfinished",
-                        f"tool call {item.tool_call_id!r} left the background list without a"
-                        " final status (nothing is inferred; R54)",
-                    )
+                    self._dropped_unfinished(f"tool call {item.tool_call_id!r}", "a final status")
             elif type(item) is s.BackgroundTerminal and item.terminal_id not in kept_terms:
                 term = self._tl.terminals.get(item.terminal_id)
                 if term is not None and not term.exited:
-                    self._note(
-                        "background-dropped-unfinished",
-                        f"terminal {item.terminal_id!r} left the background list without an"
-                        " exit status (nothing is inferred; R54)",
-                    )
+                    self._dropped_unfinished(f"terminal {item.terminal_id!r}", "an exit status")
+
+    def _dropped_unfinished(self, what: str, end: str) -> None:
+        self._note(
+            "background-dropped-unfinished",
+            f"{what} left the background list without {end} (nothing is inferred; R54)",
+        )
 
     def in_background(self, tool_call_id: str | None, terminal_id: str | None = None) -> bool:
         """Whether the latest ``background`` list names this tool call or terminal."""

@@ -43,10 +43,5 @@ def patch_extra(stored: dict[str, Any] | None, extra: Any) -> dict[str, Any] | N
     """PATCH each unknown field of an upsert by key (``null`` removes the key)."""
     if extra is UNSET or not extra:
         return stored
-    out = dict(stored) if stored else {}
-    for key, item in extra.items():
-        if item is None:
-            out.pop(key, None)
-        else:
-            out[key] = item
-    return out or None
+    # An object of unknown fields patches like a ``_meta`` object (META-PATCH past null).
+    return meta_patch(stored, extra)

@@ -21,9 +21,9 @@ from ._diagnostics import Diagnostic
 from ._events import Event, ResponseReceived
 from ._schema import Error
 from ._schema import UpdateSessionNotification as _Params
-from ._v1.logswitch import LogSwitch
+from ._v1.logswitch import AdapterOrigin, LogSwitch
 
-__all__ = ["AdapterOrigin", "FailedRequest", "ReplayResult", "Replayer", "replay_log"]
+__all__ = ["FailedRequest", "ReplayResult", "Replayer", "replay_log"]
 
 
 class FailedRequest(msgspec.Struct, frozen=True, gc=False):
@@ -56,28 +56,6 @@ class FailedRequest(msgspec.Struct, frozen=True, gc=False):
             out["sessionId"] = self.session_id
         out["error"] = msgspec.to_builtins(self.error)
         return out
-
-
-class AdapterOrigin(msgspec.Struct, frozen=True, gc=False):
-    """Where events of a v1 replay came from (V1-TO-V2.md 1.2): the adapter, not the Agent.
-
-    One per v2 message the v1 adapter produced or changed that gave events; messages it
-    passed through unchanged have none.
-
-    Attributes:
-        events: the events that message gave, in order.
-        message: the v2 message the adapter produced (translated or made up).
-        source: the raw v1 message it came from; ``None`` for what the adapter made up at
-            the end of a connection.
-        line: the log line of ``source``.
-        tag: always ``"v1-adapter"``.
-    """
-
-    events: tuple[Event, ...]
-    message: Any
-    source: Any
-    line: int | None
-    tag: str = "v1-adapter"
 
 
 _to_params = msgspec.convert
@@ -121,9 +99,7 @@ class Replayer:
         self.stderr_lines = 0
         self.skipped_unknown_direction = 0
         # v1 or v2, per connection of the log, and the v1 routing (V1-TO-V2.md 1.3)
-        self._switch = LogSwitch(
-            self, protocol=protocol, origins=self.origins, origin=AdapterOrigin
-        )
+        self._switch = LogSwitch(self, protocol=protocol, origins=self.origins)
 
     @property
     def version(self) -> int | None:

@@ -460,6 +460,21 @@ else:
 """A tool-call content item; an unknown ``type`` is kept as its raw ``dict``."""
 
 
+TOOL_KINDS = (
+    "read",
+    "edit",
+    "delete",
+    "move",
+    "search",
+    "execute",
+    "think",
+    "fetch",
+    "switch_mode",
+    "other",
+)
+"""The tool kinds the spec names (7.3); ``kind`` stays an open string on the wire."""
+
+
 class ToolCallFields(Wire):
     """The fields of a tool-call upsert (the schema's ``ToolCallUpdate`` object).
 

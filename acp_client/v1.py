@@ -12,8 +12,8 @@ from a v2 one.
 
 from __future__ import annotations
 
-from ._replay import AdapterOrigin
 from ._v1.adapter import Direction, V1Adapter
 from ._v1.detect import detect_v1, v1_hint
+from ._v1.logswitch import AdapterOrigin
 
 __all__ = ["AdapterOrigin", "Direction", "V1Adapter", "detect_v1", "v1_hint"]

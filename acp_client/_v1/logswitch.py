@@ -2,12 +2,15 @@
 # 1.4): each connection of a log speaks its own version, decided from the `initialize` answer
 # or the first message only one version has (messages are held back until then), a v1
 # connection without client traffic in its first records is replayed in degraded mode, and
-# every v1 message is routed through the adapter. The live counterpart is `switch.py`.
+# every v1 message is routed through the adapter, which leaves an `AdapterOrigin` for each
+# message it produced or changed when asked to. The live counterpart is `switch.py`.
 """The protocol switch of a log replay: which version each connection speaks, and v1 routing."""
 
 from __future__ import annotations
 
 from typing import Any, Protocol
+
+import msgspec
 
 from .. import _events as ev
 from .._diagnostics import Diagnostic
@@ -15,7 +18,7 @@ from .adapter import V1Adapter
 from .detect import detect_v1, v1_hint
 from .switch import Connection, _describe
 
-__all__ = ["DECIDE_WITHIN", "LogSwitch", "Replay"]
+__all__ = ["DECIDE_WITHIN", "AdapterOrigin", "LogSwitch", "Replay"]
 
 DECIDE_WITHIN = 10_000
 """Messages held back at most while a connection's version (or degraded mode) is undecided."""
@@ -48,25 +51,46 @@ def _changed(out: Any, message: Any) -> bool:
     return out is not message and not (type(out) is dict and out == message)
 
 
+class AdapterOrigin(msgspec.Struct, frozen=True, gc=False):
+    """Where events of a v1 replay came from (V1-TO-V2.md 1.2): the adapter, not the Agent.
+
+    One per v2 message the v1 adapter produced or changed that gave events; messages it
+    passed through unchanged have none.
+
+    Attributes:
+        events: the events that message gave, in order.
+        message: the v2 message the adapter produced (translated or made up).
+        source: the raw v1 message it came from; ``None`` for what the adapter made up at
+            the end of a connection.
+        line: the log line of ``source``.
+        tag: always ``"v1-adapter"``.
+    """
+
+    events: tuple[ev.Event, ...]
+    message: Any
+    source: Any
+    line: int | None
+    tag: str = "v1-adapter"
+
+
 class LogSwitch:
     """Decides per connection of a log whether it speaks v1, and routes its messages.
 
     Args:
         replay: the replay it serves (its connection, diagnostics and strictness).
         protocol: ``1`` or ``2`` to force the version, ``None`` to detect it.
-        origins: where to keep what the adapter produced (``None``: not kept); the
-            items are made by ``origin(events, message, source, line)``.
+        origins: where to keep an :class:`AdapterOrigin` for each message the adapter
+            produced or changed (``None``: not kept).
     """
 
     def __init__(
-        self, replay: Replay, *, protocol: int | None, origins: list[Any] | None, origin: Any
+        self, replay: Replay, *, protocol: int | None, origins: list[AdapterOrigin] | None
     ) -> None:
         self._replay = replay
         self.version = protocol
         """The version of the current connection (``None`` while undecided)."""
         self._forced = protocol
         self._origins = origins
-        self._origin = origin
         self.buffer: list[tuple[str, Any, int | None]] = []
         """Messages held back until the version (or degraded mode) is decided."""
         self.adapter: V1Adapter | None = None  # the current connection's, when it is v1
@@ -215,7 +239,7 @@ class LogSwitch:
         for out_direction, out_message in adapter.feed(direction, message, line=line):
             got = conn.receive_message(out_message, out_direction, line=line)
             if self._origins is not None and got and _changed(out_message, message):
-                self._origins.append(self._origin(tuple(got), out_message, message, line))
+                self._origins.append(AdapterOrigin(tuple(got), out_message, message, line))
             events.extend(got)
         replay._note_failures(events, line)
         self._collect(before)
@@ -243,7 +267,7 @@ class LogSwitch:
             for out_direction, out_message in adapter.finish():
                 got = replay.connection.receive_message(out_message, out_direction)
                 if self._origins is not None and got:
-                    self._origins.append(self._origin(tuple(got), out_message, None, None))
+                    self._origins.append(AdapterOrigin(tuple(got), out_message, None, None))
                 replay._note_failures(got, None)
                 events.extend(got)
             self._collect(before)

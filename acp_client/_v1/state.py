@@ -36,26 +36,7 @@ V2_VARIANTS = (
     )
     | DRAFT_VARIANTS
 )
-# V1-TO-V2 3.2: the v1 variants the adapter translates or passes on as the same v2 variant;
-# any other (v2-only names, draft variants without an opt-in, custom ones) is kept raw.
-V1_VARIANTS = frozenset(
-    {
-        "user_message_chunk",
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "tool_call",
-        "tool_call_update",
-        "plan",
-        "available_commands_update",
-        "current_mode_update",
-        "config_option_update",
-        "session_info_update",
-        "usage_update",
-        "notice",
-        "compaction_update",
-        "compaction_summary_chunk",
-    }
-)
+# The v1 variants (V1-TO-V2 3.2) are the rows of `updates.TRANSLATIONS`.
 
 ROLES = {"user_message_chunk": "user", "agent_message_chunk": "agent"}
 ROLES["agent_thought_chunk"] = "thought"

@@ -50,6 +50,13 @@ def _ignore(code: str, message: str, path: str) -> None:
     return None
 
 
+def _each(items: JSON, translate: Callable[[JSON], JSON]) -> JSON:
+    """An array with ``translate`` applied to each item; any other value unchanged."""
+    if not isinstance(items, list):
+        return items
+    return [translate(item) for item in items]
+
+
 # --- section 6.0: `_meta` as a replacement patch -------------------------------------------
 
 
@@ -147,14 +154,18 @@ def auth_method(item: JSON) -> JSON:
     return out
 
 
+def _initialize_shape(v1: dict[str, JSON], v1_info: str, v1_capabilities: str) -> dict[str, JSON]:
+    """An ``initialize`` message's keys as they are, but for v2's ``info`` and capabilities."""
+    out: dict[str, JSON] = {
+        k: v for k, v in v1.items() if k not in (v1_capabilities, v1_info, "capabilities", "info")
+    }
+    out["info"] = _info(v1, v1_info)
+    return out
+
+
 def initialize_result(result: dict[str, JSON]) -> dict[str, JSON]:
     """A v1 ``initialize`` result in v2 shape; ``protocolVersion`` is kept as received."""
-    out: dict[str, JSON] = {
-        k: v
-        for k, v in result.items()
-        if k not in ("agentCapabilities", "agentInfo", "capabilities", "info")
-    }
-    out["info"] = _info(result, "agentInfo")
+    out = _initialize_shape(result, "agentInfo", "agentCapabilities")
     methods = result.get("authMethods")
     if isinstance(methods, list):
         out["authMethods"] = [auth_method(item) for item in methods]
@@ -167,12 +178,7 @@ def initialize_result(result: dict[str, JSON]) -> dict[str, JSON]:
 
 def client_initialize_params(params: dict[str, JSON]) -> dict[str, JSON]:
     """v1 ``initialize`` params (``clientInfo``, ``clientCapabilities``) in v2 shape."""
-    out: dict[str, JSON] = {
-        k: v
-        for k, v in params.items()
-        if k not in ("clientCapabilities", "clientInfo", "capabilities", "info")
-    }
-    out["info"] = _info(params, "clientInfo")
+    out = _initialize_shape(params, "clientInfo", "clientCapabilities")
     if isinstance(params.get("capabilities"), dict):
         out["capabilities"] = params["capabilities"]
         return out
@@ -212,16 +218,16 @@ def _config_option(option: JSON) -> JSON:
     out = dict(option)
     if "configId" not in out and "id" in out:
         out["configId"] = out.pop("id")
-    values = out.get("options")
-    if isinstance(values, list):
-        groups: list[JSON] = []
-        for item in values:
-            if isinstance(item, dict) and "groupId" not in item and "group" in item:
-                item = dict(item)
-                item["groupId"] = item.pop("group")
-            groups.append(item)
-        out["options"] = groups
+    if "options" in out:
+        out["options"] = _each(out["options"], _option_group)
     return out
+
+
+def _option_group(item: JSON) -> JSON:
+    if isinstance(item, dict) and "groupId" not in item and "group" in item:
+        item = dict(item)
+        item["groupId"] = item.pop("group")
+    return item
 
 
 def config_options(options: JSON) -> list[JSON]:
@@ -276,20 +282,19 @@ def modes_list(available: JSON) -> list[dict[str, JSON]]:
 # --- section 6.4: commands and plans --------------------------------------------------------
 
 
+def _command(command: JSON) -> JSON:
+    if isinstance(command, dict):
+        command = dict(command)
+        command.setdefault("type", "command")
+        hint = command.get("input")
+        if isinstance(hint, dict) and "type" not in hint:
+            command["input"] = {"type": "text", **hint}
+    return command
+
+
 def commands(available: JSON) -> JSON:
     """Give each v1 command ``type: "command"`` and each input ``type: "text"``."""
-    if not isinstance(available, list):
-        return available
-    out: list[JSON] = []
-    for command in available:
-        if isinstance(command, dict):
-            command = dict(command)
-            command.setdefault("type", "command")
-            hint = command.get("input")
-            if isinstance(hint, dict) and "type" not in hint:
-                command["input"] = {"type": "text", **hint}
-        out.append(command)
-    return out
+    return _each(available, _command)
 
 
 def plan_update(update: dict[str, JSON], report: Report = _ignore) -> dict[str, JSON]:
@@ -374,17 +379,16 @@ def tool_call_content(
     return out
 
 
+def _location(item: JSON) -> JSON:
+    line = item.get("line") if isinstance(item, dict) else None
+    if isinstance(line, int) and not isinstance(line, bool) and line < 1:
+        return {k: v for k, v in item.items() if k != "line"}
+    return item
+
+
 def locations(items: JSON) -> JSON:
     """Drop ``line: 0`` (v2 lines are 1-based); everything else unchanged."""
-    if not isinstance(items, list):
-        return items
-    out: list[JSON] = []
-    for item in items:
-        line = item.get("line") if isinstance(item, dict) else None
-        if isinstance(line, int) and not isinstance(line, bool) and line < 1:
-            item = {k: v for k, v in item.items() if k != "line"}
-        out.append(item)
-    return out
+    return _each(items, _location)
 
 
 def strip_nulls(

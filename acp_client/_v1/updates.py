@@ -5,10 +5,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .. import _schema as s
 from . import translate as tr
 from .core import AdapterCore
-from .state import DRAFT_VARIANTS, ROLES, V1_VARIANTS, V2_VARIANTS, Message, Output, SessionState
+from .state import DRAFT_VARIANTS, ROLES, V2_VARIANTS, Message, Output, SessionState
 
 
 class UpdateRules(AdapterCore):
@@ -92,56 +94,67 @@ class UpdateRules(AdapterCore):
 
     def _translate_update(self, session: SessionState, update: Message) -> Message | None:
         """The v2 update for one v1 update (``update`` itself if unchanged, ``None`` if none)."""
-        kind = update.get("sessionUpdate")
-        known = self._terminal_known(session)
-        report = self._reporter(session)
-        if isinstance(kind, str) and kind in ROLES:
-            return self._chunk(session, ROLES[kind], update)
-        if kind == "tool_call":
-            session.open = None
-            tool = tr.tool_call_full(update, known, report)
-            self._track_tool(session, tool, full=True)
-            return tool
-        if kind == "tool_call_update":
-            tool_id = update.get("toolCallId")
-            if isinstance(tool_id, str) and tool_id not in session.titles:
-                session.open = None  # an unseen tool call (v2 rejects one without a string id)
-            tool = tr.strip_nulls(update, known, report)
-            self._track_tool(session, tool, full=False)
-            return tool
-        if kind == "plan":
-            return tr.plan_update(update, report)
-        if kind == "available_commands_update":
-            return {**update, "availableCommands": tr.commands(update.get("availableCommands"))}
-        if kind == "current_mode_update":
-            mode = update.get("currentModeId", update.get("modeId"))
-            if not isinstance(mode, str):
-                self._diag("v1-mode-invalid", "current_mode_update without a mode id", "error")
-                return update
-            return self._set_mode(session, mode)
-        if kind == "config_option_update":
-            if not isinstance(update.get("configOptions"), list):
-                return update  # the v2 side rejects it, as it would a v2 one
-            session.agent_options = tr.config_options(update["configOptions"])
-            return {**update, **self._config_update(session)}
-        if kind == "session_info_update":
-            patch, session.info_meta = tr.meta_replacement(
-                session.info_meta, update.get("_meta", tr.MISSING), full=False
-            )
-            return self._with_meta(update, patch)
-        if kind in ("compaction_update", "compaction_summary_chunk"):
-            compaction_id = update.get("compactionId")
-            if isinstance(compaction_id, str):
-                if compaction_id not in session.compaction_meta:
-                    session.open = None
-                    session.compaction_meta[compaction_id] = None
-                if kind == "compaction_update":
-                    patch, session.compaction_meta[compaction_id] = tr.meta_replacement(
-                        session.compaction_meta[compaction_id],
-                        update.get("_meta", tr.MISSING),
-                        full=False,
-                    )
-                    return self._with_meta(update, patch)
+        translate = TRANSLATIONS.get(update["sessionUpdate"])
+        return update if translate is None else translate(self, session, update)
+
+    def _same(self, session: SessionState, update: Message) -> Message | None:
+        return update
+
+    def _role_chunk(self, session: SessionState, update: Message) -> Message | None:
+        return self._chunk(session, ROLES[update["sessionUpdate"]], update)
+
+    def _tool_call(self, session: SessionState, update: Message) -> Message | None:
+        session.open = None
+        tool = tr.tool_call_full(update, self._terminal_known(session), self._reporter(session))
+        self._track_tool(session, tool, full=True)
+        return tool
+
+    def _tool_call_update(self, session: SessionState, update: Message) -> Message | None:
+        tool_id = update.get("toolCallId")
+        if isinstance(tool_id, str) and tool_id not in session.titles:
+            session.open = None  # an unseen tool call (v2 rejects one without a string id)
+        tool = tr.strip_nulls(update, self._terminal_known(session), self._reporter(session))
+        self._track_tool(session, tool, full=False)
+        return tool
+
+    def _plan(self, session: SessionState, update: Message) -> Message | None:
+        return tr.plan_update(update, self._reporter(session))
+
+    def _commands(self, session: SessionState, update: Message) -> Message | None:
+        return {**update, "availableCommands": tr.commands(update.get("availableCommands"))}
+
+    def _current_mode(self, session: SessionState, update: Message) -> Message | None:
+        mode = update.get("currentModeId", update.get("modeId"))
+        if not isinstance(mode, str):
+            self._diag("v1-mode-invalid", "current_mode_update without a mode id", "error")
+            return update
+        return self._set_mode(session, mode)
+
+    def _config_options(self, session: SessionState, update: Message) -> Message | None:
+        if not isinstance(update.get("configOptions"), list):
+            return update  # the v2 side rejects it, as it would a v2 one
+        session.agent_options = tr.config_options(update["configOptions"])
+        return {**update, **self._config_update(session)}
+
+    def _session_info(self, session: SessionState, update: Message) -> Message | None:
+        patch, session.info_meta = tr.meta_replacement(
+            session.info_meta, update.get("_meta", tr.MISSING), full=False
+        )
+        return self._with_meta(update, patch)
+
+    def _compaction(self, session: SessionState, update: Message) -> Message | None:
+        compaction_id = update.get("compactionId")
+        if isinstance(compaction_id, str):
+            if compaction_id not in session.compaction_meta:
+                session.open = None
+                session.compaction_meta[compaction_id] = None
+            if update["sessionUpdate"] == "compaction_update":
+                patch, session.compaction_meta[compaction_id] = tr.meta_replacement(
+                    session.compaction_meta[compaction_id],
+                    update.get("_meta", tr.MISSING),
+                    full=False,
+                )
+                return self._with_meta(update, patch)
         return update
 
     def _chunk(self, session: SessionState, role: str, update: Message) -> Message:
@@ -166,3 +179,27 @@ class UpdateRules(AdapterCore):
             message_id = self._mint(session, role)
             session.open = (role, message_id)
         return {**update, "messageId": message_id}
+
+
+Translate = Callable[[UpdateRules, SessionState, Message], Message | None]
+
+#: V1-TO-V2 3.2, one row a v1 variant: how the adapter makes its v2 update. A variant not
+#: here (v2-only names, draft variants without an opt-in, custom ones) is kept raw.
+TRANSLATIONS: dict[str, Translate] = {
+    "user_message_chunk": UpdateRules._role_chunk,
+    "agent_message_chunk": UpdateRules._role_chunk,
+    "agent_thought_chunk": UpdateRules._role_chunk,
+    "tool_call": UpdateRules._tool_call,
+    "tool_call_update": UpdateRules._tool_call_update,
+    "plan": UpdateRules._plan,
+    "available_commands_update": UpdateRules._commands,
+    "current_mode_update": UpdateRules._current_mode,
+    "config_option_update": UpdateRules._config_options,
+    "session_info_update": UpdateRules._session_info,
+    "usage_update": UpdateRules._same,
+    "notice": UpdateRules._same,
+    "compaction_update": UpdateRules._compaction,
+    "compaction_summary_chunk": UpdateRules._compaction,
+}
+V1_VARIANTS = frozenset(TRANSLATIONS)
+"""The v1 variants: those the adapter translates or passes on as the same v2 variant."""

@@ -36,6 +36,7 @@ from ._html_timeline import (
     terminal,
     value_html,
 )
+from ._values import session_status
 
 __all__ = ["LogPage", "render_page", "write_page"]
 
@@ -127,15 +128,7 @@ def _state(session: Mapping[str, Any]) -> str:
 
 
 def _meta(session: Mapping[str, Any]) -> str:
-    parts = []
-    if session.get("protocolVersion") is not None:
-        parts.append(f"protocol v{esc(session.get('protocolVersion'))}")
-    parts.append("announced" if session.get("announced") else "not announced (log mid-stream)")
-    if session.get("closed") is True:
-        parts.append("closed")
-    info = session.get("sessionInfo")
-    if isinstance(info, Mapping) and info.get("updatedAt") is not None:
-        parts.append(f"updated {esc(info.get('updatedAt'))}")
+    parts = session_status(session, esc)
     turns = session.get("completedTurns")
     if isinstance(turns, list) and turns:
         reasons = Counter("none" if t is None else str(t) for t in turns)

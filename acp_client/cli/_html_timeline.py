@@ -9,12 +9,13 @@ from the log goes through ``_html_text`` (escaped, sanitized, Markdown made safe
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._html_text import decode_output, esc, markdown_html, terminal_html
 from ._sanitize import sanitize_json
+from ._values import dicts, patch_lines
 
 __all__ = [
     "SEVERITIES",
@@ -46,14 +47,6 @@ def _cls(prefix: str, value: object, known: frozenset[str]) -> str:
 def badge(value: object, prefix: str = "st-", known: frozenset[str] = _STATES) -> str:
     """``value`` as a badge; its class only when ``value`` is in ``known``."""
     return f'<span class="badge {_cls(prefix, value, known)}">{esc(value)}</span>'
-
-
-def dicts(value: object) -> Iterator[Mapping[str, Any]]:
-    """The objects of a list value; anything else is skipped."""
-    if isinstance(value, list):
-        for item in value:
-            if isinstance(item, Mapping):
-                yield item
 
 
 def json_pre(value: object) -> str:
@@ -239,23 +232,10 @@ def _diff(diff: Mapping[str, Any]) -> str:
 
 def _git_patch(text: str) -> str:
     """Patch text with added lines green, removed lines red, headers and hunks marked."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    out: list[str] = []
-    for line in lines:
-        if line.startswith(("+++", "---", "diff --git", "index ")):
-            cls = "head"
-        elif line.startswith("@@"):
-            cls = "hunk"
-        elif line.startswith("+"):
-            cls = "add"
-        elif line.startswith("-"):
-            cls = "del"
-        else:
-            out.append(esc(line))
-            continue
-        out.append(f'<span class="{cls}">{esc(line)}</span>')
+    out = [
+        f'<span class="{kind}">{esc(line)}</span>' if kind else esc(line)
+        for kind, line in patch_lines(text)
+    ]
     return '<pre class="diff">' + "\n".join(out) + "</pre>"
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
@@ -39,8 +39,9 @@ from ._render_entities import _EntityRenderer, _Options, _SessionContext
 # plain_text and its piece sizes are re-exported: they were importable from here
 from ._render_text import _PIECE_CHARS as _PIECE_CHARS
 from ._render_text import _PIECE_LINES as _PIECE_LINES
-from ._render_text import _dicts, _indent, _line, _s
+from ._render_text import _indent, _line, _s
 from ._render_text import plain_text as plain_text
+from ._values import dicts as _dicts
 
 __all__ = ["SNAPSHOT_FORMAT", "render_snapshot", "snapshot_renderable"]
 
@@ -154,30 +155,23 @@ def snapshot_renderable(
     return Group(*renderer.snapshot(snapshot, failed_requests))
 
 
+class ViewOptions(TypedDict, total=False):
+    """The options of :func:`render_snapshot`: those of :func:`snapshot_renderable`."""
+
+    show_thoughts: bool
+    markdown: bool
+    terminal_lines: int
+    last_entries: int | None
+    failed_requests: Iterable[Mapping[str, Any]]
+    truncated_terminals: Iterable[Sequence[str]]
+
+
 def render_snapshot(
-    snapshot: Mapping[str, Any],
-    console: Console,
-    *,
-    show_thoughts: bool = True,
-    markdown: bool = False,
-    terminal_lines: int = 200,
-    last_entries: int | None = None,
-    failed_requests: Iterable[Mapping[str, Any]] = (),
-    truncated_terminals: Iterable[Sequence[str]] = (),
+    snapshot: Mapping[str, Any], console: Console, **options: Unpack[ViewOptions]
 ) -> None:
     """Print the human-readable view of ``snapshot`` to ``console``.
 
     Every agent-supplied string is sanitized and never parsed as markup; terminal output is
     emulated. See :func:`snapshot_renderable` for the options.
     """
-    console.print(
-        snapshot_renderable(
-            snapshot,
-            show_thoughts=show_thoughts,
-            markdown=markdown,
-            terminal_lines=terminal_lines,
-            last_entries=last_entries,
-            failed_requests=failed_requests,
-            truncated_terminals=truncated_terminals,
-        )
-    )
+    console.print(snapshot_renderable(snapshot, **options))

@@ -22,7 +22,6 @@ from ._render_style import (
 )
 from ._render_text import (
     _LINE_CHARS,
-    _dicts,
     _indent,
     _line,
     _Lines,
@@ -34,6 +33,16 @@ from ._render_text import (
 )
 from ._sanitize import sanitize_json, sanitize_text
 from ._terminal import terminal_view
+from ._values import PatchLine, patch_lines
+from ._values import dicts as _dicts
+
+_PATCH_STYLES: dict[PatchLine, str] = {
+    "head": "bold",
+    "hunk": "cyan",
+    "add": "green",
+    "del": "red",
+    "": "",
+}
 
 
 @dataclass
@@ -270,23 +279,10 @@ class _EntityRenderer:
     def git_patch(patch: str) -> Text:
         """Git patch text with added lines green, removed lines red, headers emphasised."""
         text = Text()
-        lines = sanitize_text(patch).split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        for i, line in enumerate(lines):
+        for i, (kind, line) in enumerate(patch_lines(sanitize_text(patch))):
             if i:
                 text.append("\n")
-            if line.startswith(("+++", "---", "diff --git", "index ")):
-                style = "bold"
-            elif line.startswith("@@"):
-                style = "cyan"
-            elif line.startswith("+"):
-                style = "green"
-            elif line.startswith("-"):
-                style = "red"
-            else:
-                style = ""
-            text.append(line, style=style)
+            text.append(line, style=_PATCH_STYLES[kind])
         return text
 
     def terminal(self, term: Mapping[str, Any], ctx: _SessionContext) -> list[RenderableType]:

@@ -22,8 +22,10 @@ from ._render_style import (
     _SEVERITY_STYLE,
     _STOP_REASON_NOTE,
 )
-from ._render_text import _dicts, _indent, _line, _Lines, _lines, _s
+from ._render_text import _indent, _line, _Lines, _lines, _s
 from ._sanitize import sanitize_json
+from ._values import dicts as _dicts
+from ._values import session_status
 
 _DIAGNOSTIC_EXAMPLES = 5
 
@@ -217,15 +219,7 @@ def permissions(requests: object) -> list[RenderableType]:
 
 def session_meta(session: Mapping[str, Any]) -> list[RenderableType]:
     """Announcement, protocol version, closed flag, commands and config options."""
-    parts: list[str] = []
-    if session.get("protocolVersion") is not None:
-        parts.append(f"protocol v{_s(session.get('protocolVersion'))}")
-    parts.append("announced" if session.get("announced") else "not announced (log mid-stream)")
-    if session.get("closed") is True:
-        parts.append("closed")
-    info = session.get("sessionInfo")
-    if isinstance(info, Mapping) and info.get("updatedAt") is not None:
-        parts.append(f"updated {_s(info.get('updatedAt'))}")
+    parts = session_status(session, _s)
     out: list[RenderableType] = [_line((" · ".join(parts), "dim"))]
     commands = [_s(c.get("name")) for c in _dicts(session.get("availableCommands"))]
     if commands:

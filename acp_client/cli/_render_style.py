@@ -7,6 +7,8 @@ Owns: the style of each role (spec 4), tool call status and the known tool kinds
 
 from __future__ import annotations
 
+from .._schema import TOOL_KINDS
+
 _ROLE_STYLE = {"user": "bold green", "agent": "bold blue", "thought": "bold magenta"}
 _TOOL_STATUS_STYLE = {
     "pending": "yellow",
@@ -16,20 +18,7 @@ _TOOL_STATUS_STYLE = {
     "failed": "bold red",
     "cancelled": "red",
 }
-_TOOL_KINDS = frozenset(
-    (
-        "read",
-        "edit",
-        "delete",
-        "move",
-        "search",
-        "execute",
-        "think",
-        "fetch",
-        "switch_mode",
-        "other",
-    )
-)
+_TOOL_KINDS = frozenset(TOOL_KINDS)
 """The tool kinds the spec names (7.3); the view shows any other kind as ``other``."""
 _PLAN_STATUS = {
     "pending": ("○", "yellow"),

@@ -3,13 +3,10 @@
 Owns: how an agent-supplied string becomes a rich renderable without ever being parsed as
 markup (``_line``, ``_lines`` behind a ``│`` gutter), long text in linear time
 (:func:`plain_text`), Markdown without hyperlinks whose parsed text is sanitized again
-(:func:`_safe_markdown`), and the small readers of snapshot values (``_s``, ``_dicts``).
+(:func:`_safe_markdown`), and the display form of snapshot values (``_s``).
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterator, Mapping
-from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markdown import Markdown
@@ -128,14 +125,6 @@ class _Gutter:
 
 def _indent(renderable: RenderableType, level: int = 1) -> Padding:
     return Padding(renderable, (0, 0, 0, 2 * level), expand=False)
-
-
-def _dicts(value: object) -> Iterator[Mapping[str, Any]]:
-    """The objects of a list value; anything else is skipped."""
-    if isinstance(value, list):
-        for item in value:
-            if isinstance(item, Mapping):
-                yield item
 
 
 def _nbytes(b64: object) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
@@ -88,13 +88,12 @@ class Sink:
         raise NotImplementedError
 
 
-class _Pending:
-    __slots__ = ("line", "method", "seq")
+class _Pending(NamedTuple):
+    """A request awaiting its answer: its method, its line, its place in the log."""
 
-    def __init__(self, method: str, line: int, seq: int) -> None:
-        self.method = method
-        self.line = line
-        self.seq = seq
+    method: str
+    line: int
+    seq: int
 
 
 class _Hold:

@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from .._schema import TOOL_KINDS
 from ._model_state import UPDATE_KINDS
 from ._strategies_content import (
     _CONFIG_ID,
@@ -103,21 +104,7 @@ state_updates = st.one_of(
     _update("state_update", {"state": custom_names}, detail=json_values),
 )
 
-_tool_kinds = st.sampled_from(
-    [
-        "read",
-        "edit",
-        "delete",
-        "move",
-        "search",
-        "execute",
-        "think",
-        "fetch",
-        "switch_mode",
-        "other",
-        "_x",
-    ]
-)
+_tool_kinds = st.sampled_from([*TOOL_KINDS, "_x"])
 _tool_statuses = st.sampled_from(
     ["pending", "in_progress", "paused", "completed", "failed", "cancelled", "_acme_waiting"]
 )
