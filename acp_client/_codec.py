@@ -44,10 +44,12 @@ __all__ = [
     "PLAIN_DECODER",
     "REQUEST_PARAMS",
     "RESULT_TYPES",
+    "UNSTABLE_FEATURES",
     "Decoder",
     "convert",
     "decode_leniently",
     "decode_plain",
+    "decode_unstable_update",
     "decode_update_batch",
     "decode_update_line",
     "describe_json",
@@ -429,6 +431,47 @@ def _params(
         {} if kept else params, tp, f"{path}.params", diagnostics, raw=obj, request_id=rid
     )
     return params if kept else typed
+
+
+# ------------------------------------------------------------- unstable (opt-in) variants
+
+UNSTABLE_FEATURES: dict[str, str] = {
+    "prompt_suggestions_update": "prompt_suggestions",
+    "cursor_update": "cursors",
+    "unknown": "unknown_state",
+}
+"""The opt-in feature that decodes each unstable update kind (and the ``unknown`` state)."""
+_UNSTABLE_BY_TAG: dict[Any, type[Any]] = {
+    cls.__struct_config__.tag: cls for cls in s.UNSTABLE_SESSION_UPDATES
+}
+_UPDATE_PATH = "$.params.update"
+
+
+def decode_unstable_update(
+    update: Any, features: frozenset[str], diagnostics: list[Diagnostic] | None = None
+) -> Any:
+    """The Struct of an unstable update the default decoders kept raw, when ``features`` opt in.
+
+    The default decoders leave ``prompt_suggestions_update`` and ``cursor_update`` as raw
+    ``dict`` updates and the ``unknown`` state as a custom state (its fields in ``extra``);
+    for a session that enabled the feature (``"prompt_suggestions"``, ``"cursors"``,
+    ``"unknown_state"``) this converts them, leniently where the annotations allow (ACP v2
+    Preview 2.13). Anything else is returned unchanged.
+
+    Raises:
+        RemoteProtocolError: the update is malformed where the schema is strict.
+    """
+    if type(update) is dict:
+        cls = _UNSTABLE_BY_TAG.get(update.get("sessionUpdate"))
+        if cls is None or UNSTABLE_FEATURES[cls.__struct_config__.tag] not in features:
+            return update
+        return convert(update, cls, path=_UPDATE_PATH, diagnostics=diagnostics)
+    if type(update) is s.StateUpdate and update.state == "unknown" and "unknown_state" in features:
+        raw = {"sessionUpdate": "state_update", "state": "unknown"}
+        if update.extra:
+            raw.update(update.extra)
+        return convert(raw, s.UnknownStateUpdate, path=_UPDATE_PATH, diagnostics=diagnostics)
+    return update
 
 
 # ------------------------------------------------------------------------- encoding

@@ -34,16 +34,14 @@ from . import _schema as s
 from ._codec import encode
 from ._context import Context, Live, Passive
 from ._diagnostics import Diagnostic
-from ._entities import MessageState
-from ._errors import LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineTooLong
 from ._inbound import Inbound
-from ._methods import dispatch
+from ._methods import connection_lost, dispatch
 from ._preflight import LivePreflight, Preflight
-from ._prompts import PromptState
 from ._rpc import SentRequest
 from ._session import Session
 from ._snapshot import FORMAT, session_snapshot
+from ._submissions import Submissions
 from ._v1.switch import ProtocolSwitch
 from ._version import __version__
 
@@ -70,7 +68,7 @@ class _Kept(Generic[T]):
         setattr(getattr(conn, self._part), self._name, value)
 
 
-class Connection:
+class Connection(Submissions):
     r"""Client-side state of one ACP connection.
 
     Args:
@@ -85,6 +83,9 @@ class Connection:
             ``session/request_permission`` always waits for the embedder, and so does
             ``elicitation/create`` when ``initialize`` advertised elicitation (else it is
             answered -32601 too).
+        unstable: unstable (draft) features every session applies: ``"prompt_suggestions"``,
+            ``"cursors"``, ``"unknown_state"`` (ACP v2 Preview P0); without one its updates
+            are unknown variants, kept raw. The Preview's stable additions need no opt-in.
 
     Example:
         >>> from acp_client import Connection
@@ -131,6 +132,7 @@ class Connection:
         terminal_limit: int | None = None,
         max_line: int = DEFAULT_MAX_LINE,
         extension_methods: Collection[str] = (),
+        unstable: Collection[str] = (),
     ) -> None:
         self.live = live
         # The parts, each with one job; live and passive differ in the mode and preflight.
@@ -138,6 +140,7 @@ class Connection:
             Live if live else Passive,
             terminal_limit=terminal_limit,
             extension_methods=extension_methods,
+            unstable=unstable,
         )
         self._ctx: Context = ctx
         self._offer = ctx.offer
@@ -168,39 +171,6 @@ class Connection:
     def session(self, session_id: str) -> Session:
         """The session with that id (``KeyError`` if never seen)."""
         return self._sessions[session_id]
-
-    def prompt(self, request_id: int | str) -> PromptState:
-        """The prompt submission sent with that request id."""
-        return self._ctx.prompts[request_id]
-
-    def prompt_finished(self, request_id: int | str) -> bool:
-        """Whether the turn of an accepted prompt has ended (an ``idle`` completed it)."""
-        prompt = self._ctx.prompts[request_id]
-        if prompt.turns_before is None:
-            return False
-        session = self._sessions[prompt.session_id]
-        return len(session.completed_turns) > prompt.turns_before
-
-    def prompt_stop_reason(self, request_id: int | str) -> str | None:
-        """The stop reason of the prompt's turn once it ended (``None`` if not reported).
-
-        Raises:
-            LocalProtocolError: the turn has not ended (see :meth:`prompt_finished`).
-        """
-        if not self.prompt_finished(request_id):
-            raise LocalProtocolError(f"the turn of prompt {request_id!r} has not ended")
-        prompt = self._ctx.prompts[request_id]
-        reason: str | None = self._sessions[prompt.session_id].completed_turns[
-            prompt.turns_before  # type: ignore[index]
-        ]
-        return reason
-
-    def prompt_message(self, request_id: int | str) -> MessageState | None:
-        """The user message the prompt was inserted as, once its update was applied."""
-        prompt = self._ctx.prompts[request_id]
-        if prompt.message_id is None:
-            return None
-        return self._sessions[prompt.session_id].message("user", prompt.message_id)
 
     @property
     def unmatched_responses(self) -> Sequence[Any]:
@@ -384,26 +354,16 @@ class Connection:
             params.additional_directories = list(additional_directories)
         return self.send_request(method, params)
 
-    def send_prompt(self, session_id: str, prompt: str | Sequence[s.ContentBlock]) -> SentRequest:
-        """``session/prompt`` with text or content blocks; the returned id tracks it.
-
-        Raises:
-            TypeError: ``prompt`` is bytes.
-            LocalProtocolError: the prompt is empty (no block, or ``""``), or holds a
-                block the agent's prompt capabilities do not allow (C5); live, before a
-                successful ``initialize`` or for a session not set up here (by a
-                ``session/new`` answer or a ``session/resume``) or closed (C1).
-        """
-        blocks = self._preflight.prompt(session_id, prompt)
-        return self.send_request(
-            "session/prompt", s.PromptRequest(session_id=session_id, prompt=blocks)
-        )
-
     def send_cancel(self, session_id: str) -> bytes:
         """``session/cancel``; also answers the session's pending permission requests.
 
         Returns every byte to write: the notification and the ``cancelled`` answers.
+
+        Raises:
+            LocalProtocolError: live, a child session whose association does not allow
+                cancel (ACP-V2-PREVIEW P10).
         """
+        self._preflight.session_cancel(session_id)
         data = self.send_notification(
             "session/cancel", s.CancelSessionNotification(session_id=session_id)
         )
@@ -503,14 +463,8 @@ class Connection:
         return self._switch.owed(data) if self._switch.routing else data
 
     def connection_lost(self) -> None:
-        """The agent went away: prompts still pending stay pending (never retried)."""
-        for prompt in self._ctx.prompts.values():
-            if prompt.status == "pending":
-                self._ctx.notes.note(
-                    "prompt-uncertain",
-                    f"connection lost before the response to prompt {prompt.request_id!r}",
-                    session_id=prompt.session_id,
-                )
+        """The agent went away: see :func:`._methods.connection_lost` (10.5, P21)."""
+        connection_lost(self._ctx, self._sent_events)
 
     def __repr__(self) -> str:
         return f"Connection(sessions={len(self._sessions)}, live={self.live})"

@@ -31,6 +31,7 @@ from ._errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from ._prompts import PermissionState, PromptState
 from ._rpc import RequestId, Rpc
 from ._session import Session
+from ._tree import Forest
 
 __all__ = [
     "Context",
@@ -113,6 +114,7 @@ class Offer:
         "auth_methods",
         "elicitation",
         "initialize_sent",
+        "offers_suggestions",
         "protocol_version",
         "requests_sent",
     )
@@ -128,18 +130,36 @@ class Offer:
         self.requests_sent = False  # a request other than initialize was sent (1.4)
         self.initialize_sent = False
         self.elicitation = False  # the client's initialize advertised elicitation
+        self.offers_suggestions = False  # ... and `session.promptSuggestions` (P39)
+
+    def suggestions_advertised(self) -> bool:
+        """Whether the client's ``initialize`` advertised prompt suggestions (P39)."""
+        return self.offers_suggestions
 
 
 class Registry:
     """Every session of the connection, by id, in first-seen order."""
 
-    __slots__ = ("by_id", "notes", "offer", "terminal_limit")
+    __slots__ = ("by_id", "forest", "live", "notes", "offer", "terminal_limit", "unstable")
 
-    def __init__(self, notes: Notes, offer: Offer, terminal_limit: int | None) -> None:
+    def __init__(
+        self,
+        notes: Notes,
+        offer: Offer,
+        terminal_limit: int | None,
+        unstable: frozenset[str] = frozenset(),
+    ) -> None:
         self.by_id: dict[str, Session] = {}
         self.notes = notes
         self.offer = offer
         self.terminal_limit = terminal_limit
+        self.unstable = unstable
+        self.live = False  # live: suggestions the client did not advertise are reported (P39)
+        self.forest = Forest(self.by_id, self.session, self._tree_note)
+        """The session tree and the replays in flight (ACP-V2-PREVIEW 3.1, 3.3)."""
+
+    def _tree_note(self, code: str, message: str, session_id: str) -> None:
+        self.notes.note(code, message, session_id=session_id)
 
     def session(self, session_id: str, events: list[ev.Event] | None = None) -> Session:
         """The session with that id, created (``SessionCreated`` unannounced) if new."""
@@ -149,8 +169,13 @@ class Registry:
                 session_id,
                 terminal_limit=self.terminal_limit,
                 diagnostics=self.notes.diagnostics,
+                unstable=self.unstable,
             )
             session.protocol_version = self.offer.protocol_version  # the connection's, if known
+            session.tree.hook = self.forest.update
+            session.preview.known = self.by_id.__contains__  # references never create (P9)
+            if self.live:
+                session.preview.advertised = self.offer.suggestions_advertised
             self.by_id[session_id] = session
             if events is not None:
                 events.append(ev.SessionCreated(session_id=session_id, announced=False))
@@ -169,15 +194,17 @@ class Context:
         *,
         terminal_limit: int | None,
         extension_methods: Collection[str],
+        unstable: Collection[str] = (),
     ) -> None:
         self.notes = Notes()
         self.offer = Offer()
-        self.sessions = Registry(self.notes, self.offer, terminal_limit)
+        self.sessions = Registry(self.notes, self.offer, terminal_limit, frozenset(unstable))
         self.rpc = Rpc()
         self.prompts: dict[int | str, PromptState] = {}
         self.extension_methods = frozenset(extension_methods)
         self.mode = mode(self)
         """What the client owes automatically: chosen once, by the connection's mode."""
+        self.sessions.live = isinstance(self.mode, Live)
 
 
 # ----------------------------------------------------------------- the mode

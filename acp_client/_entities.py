@@ -25,6 +25,8 @@ __all__ = [
     "TerminalState",
     "PlanState",
     "CompactionState",
+    "SessionMessageState",
+    "CursorState",
     "TimelineEntry",
     "Role",
     "bad_base64_shape",
@@ -132,32 +134,15 @@ class _Entity:
         self.excluded = False
 
 
-class MessageState(_Entity):
-    """A user message, agent message or thought, keyed by (role, ``messageId``).
+class _Blocks(_Entity):
+    """A message-like entity's content: blocks as received, plain text kept as ``str``."""
 
-    Attributes:
-        role: ``"user"``, ``"agent"`` or ``"thought"`` (fixed by the variant that created it).
-        message_id: the agent's opaque id.
-        meta: stored ``_meta`` after META-PATCH (``None`` when none).
-        extra: unknown fields, patched by key.
-        first_seen / last_changed: ordinals of the updates that created / last changed it.
-        excluded: ``True`` once a ``refusal`` excluded it from the agent's next context.
-    """
+    __slots__ = ("_content", "chunk_meta")
 
-    __slots__ = ("_content", "chunk_meta", "message_id", "role")
-    entry = "message"
-
-    def __init__(self, role: Role, message_id: str, ordinal: int) -> None:
+    def __init__(self, ordinal: int) -> None:
         super().__init__(ordinal)
-        self.role = role
-        self.message_id = message_id
         self._content: list[Any] = []
         self.chunk_meta: dict[int, dict[str, Any]] | None = None
-
-    @property
-    def key(self) -> tuple[str, str]:
-        """The timeline key: (role, message id)."""
-        return (self.role, self.message_id)
 
     @property
     def content(self) -> ListView[s.ContentBlock]:
@@ -173,6 +158,32 @@ class MessageState(_Entity):
             elif type(block) is s.TextContent:
                 parts.append(block.text)
         return "".join(parts)
+
+
+class MessageState(_Blocks):
+    """A user message, agent message or thought, keyed by (role, ``messageId``).
+
+    Attributes:
+        role: ``"user"``, ``"agent"`` or ``"thought"`` (fixed by the variant that created it).
+        message_id: the agent's opaque id.
+        meta: stored ``_meta`` after META-PATCH (``None`` when none).
+        extra: unknown fields, patched by key.
+        first_seen / last_changed: ordinals of the updates that created / last changed it.
+        excluded: ``True`` once a ``refusal`` excluded it from the agent's next context.
+    """
+
+    __slots__ = ("message_id", "role")
+    entry = "message"
+
+    def __init__(self, role: Role, message_id: str, ordinal: int) -> None:
+        super().__init__(ordinal)
+        self.role = role
+        self.message_id = message_id
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The timeline key: (role, message id)."""
+        return (self.role, self.message_id)
 
     def __repr__(self) -> str:
         return f"MessageState({self.role!r}, {self.message_id!r}, blocks={len(self._content)})"
@@ -417,11 +428,65 @@ class CompactionState(_Entity):
         return f"CompactionState({self.compaction_id!r}, status={self.status!r})"
 
 
-TimelineEntry = MessageState | ToolCallState | CompactionState
+class SessionMessageState(_Blocks):
+    """An inter-session message keyed by ``messageId`` in its own id space (P12-P15).
+
+    The participant fields are ``None`` when unset or cleared; ``content`` holds the blocks
+    of ``session_message`` upserts and ``session_message_chunk`` appends, as received.
+    """
+
+    __slots__ = (
+        "message_id",
+        "recipient_message_id",
+        "recipient_session_id",
+        "sender_message_id",
+        "sender_session_id",
+    )
+    entry = "sessionMessage"
+
+    def __init__(self, message_id: str, ordinal: int) -> None:
+        super().__init__(ordinal)
+        self.message_id = message_id
+        self.sender_session_id: str | None = None
+        self.recipient_session_id: str | None = None
+        self.sender_message_id: str | None = None
+        self.recipient_message_id: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The timeline key: ("sessionMessage", message id)."""
+        return ("sessionMessage", self.message_id)
+
+    def __repr__(self) -> str:
+        return f"SessionMessageState({self.message_id!r}, blocks={len(self._content)})"
+
+
+class CursorState:
+    """An Agent-owned cursor keyed by ``cursorId`` (opt-in, P40-P44); not a timeline entry.
+
+    ``anchor`` is fixed by the first update that carries one (``None`` until then);
+    ``capabilities`` is patched, ``meta`` patched by top-level key, ``extra`` by key.
+    """
+
+    __slots__ = ("anchor", "capabilities", "cursor_id", "extra", "first_seen", "meta")
+
+    def __init__(self, cursor_id: str, ordinal: int) -> None:
+        self.cursor_id = cursor_id
+        self.anchor: Any = None
+        self.capabilities: dict[str, Any] | None = None
+        self.meta: dict[str, Any] | None = None
+        self.extra: dict[str, Any] | None = None
+        self.first_seen = ordinal
+
+    def __repr__(self) -> str:
+        return f"CursorState({self.cursor_id!r})"
+
+
+TimelineEntry = MessageState | ToolCallState | CompactionState | SessionMessageState
 """One entry of a session's timeline."""
 
 
-def stored_blocks(message: MessageState) -> list[Any]:
+def stored_blocks(message: MessageState | SessionMessageState) -> list[Any]:
     """A message's content as stored (plain text kept as ``str``): the snapshot writes it."""
     return message._content
 

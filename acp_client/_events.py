@@ -25,6 +25,11 @@ __all__ = [
     "TerminalOutputAppended",
     "TerminalUpserted",
     "PlanUpdated",
+    "PlanRemoved",
+    "SessionMessageUpserted",
+    "SessionMessageChunkAppended",
+    "PromptSuggestionsUpdated",
+    "CursorUpserted",
     "AvailableCommandsUpdated",
     "ConfigOptionsUpdated",
     "SessionInfoUpdated",
@@ -40,6 +45,7 @@ __all__ = [
     "SessionClosed",
     "ReplayStarted",
     "ReplayFinished",
+    "TreeUpdateApplied",
     "CancelRequested",
     "PromptSent",
     "PromptAccepted",
@@ -124,6 +130,46 @@ class PlanUpdated(_SessionEvent, frozen=True):
     """A plan's content was replaced."""
 
     plan_id: str
+    created: bool
+
+
+class PlanRemoved(_SessionEvent, frozen=True):
+    """A ``plan_removed`` deleted a plan (``removed`` false: no plan had that id, P45)."""
+
+    plan_id: str
+    removed: bool
+
+
+class SessionMessageUpserted(_SessionEvent, frozen=True):
+    """A ``session_message`` patched an inter-session message (P12)."""
+
+    message_id: str
+    created: bool
+    content: ContentChange
+
+
+class SessionMessageChunkAppended(_SessionEvent, frozen=True):
+    """A ``session_message_chunk`` appended one block to an inter-session message (P13)."""
+
+    message_id: str
+    block: Any
+    created: bool
+
+
+class PromptSuggestionsUpdated(_SessionEvent, frozen=True):
+    """The prompt-suggestion list was replaced (``[]``: withdrawn) or cleared (opt-in, P34).
+
+    ``applied`` is false for an update received during a replay (not applied, P37).
+    """
+
+    count: int
+    applied: bool = True
+
+
+class CursorUpserted(_SessionEvent, frozen=True):
+    """A ``cursor_update`` created or patched a cursor (opt-in, P40-P43)."""
+
+    cursor_id: str
     created: bool
 
 
@@ -213,6 +259,17 @@ class ReplayFinished(_SessionEvent, frozen=True):
 
     ok: bool
     unretained: int
+
+
+class TreeUpdateApplied(_SessionEvent, frozen=True):
+    """A ``subagent_update`` or ``replay_complete`` on this session (ACP-V2-PREVIEW 3.1, 3.3).
+
+    ``update`` is the update as plain wire data; what it changed follows as its own events
+    (``SessionCreated`` for a new child, ``ReplayFinished`` at a replay's marker) and in
+    the sessions' ``tree``.
+    """
+
+    update: dict[str, Any]
 
 
 class CancelRequested(_SessionEvent, frozen=True):

@@ -13,7 +13,9 @@ values are ``(target phase, effects)`` (h2's ``stream.py`` style):
 * the **input**: the new state's kind (``idle``, ``active``, ``custom``) and the mode it
   arrives in: ``live``, ``resume`` (a ``session/resume`` without replay awaits its response:
   its snapshot records no completion and starts no work, R51 / A27) or ``replay`` (replayed
-  history starts and ends no work, R51).
+  history starts and ends no work, R51). The opt-in ``unknown`` state of the v2 Preview
+  (P32, P33) is an input of its own that keeps the phase: the phase of a stored ``unknown``
+  is that of the last known state before it.
 
 The effects, run in the listed order:
 
@@ -54,7 +56,7 @@ __all__ = ["Foreground", "Phase", "StateInput", "TRANSITIONS", "phase_of", "tran
 Phase = Literal["unknown", "idle", "active", "custom"]
 StateInput = Literal[
     "idle", "idle/resume", "idle/replay", "active", "active/resume", "active/replay", "custom"
-    , "custom/resume", "custom/replay"
+    , "custom/resume", "custom/replay", "unknown", "unknown/resume", "unknown/replay"
 ]  # fmt: skip
 Effect = Literal[
     "background",
@@ -108,6 +110,16 @@ TRANSITIONS: dict[tuple[Phase, StateInput], _Row] = {
         for state_input, row in _FROM_ANY_PHASE.items()
     },
     **_LIVE,
+    # the opt-in `unknown` state (P32, P33): neither starts nor ends work; the phase stays
+    # that of the last known state, which decides at the next known one (R82)
+    **{
+        (phase, cast(StateInput, "unknown" + mode)): (
+            phase,
+            (_QUIET if mode == "/replay" else _BG,),
+        )
+        for phase in ("unknown", "idle", "active", "custom")
+        for mode in ("", "/resume", "/replay")
+    },
 }
 
 
@@ -115,6 +127,7 @@ def _nothing(*_: Any) -> None:
     """The callbacks until :meth:`Foreground.connect` sets them."""
 
 
+_UNKNOWN = s.UnknownStateUpdate
 _KINDS: dict[str, str] = {"idle": "idle", "running": "active", "requires_action": "active"}
 _MODES = ("", "/resume", "/replay")
 
@@ -126,13 +139,18 @@ def phase_of(state: str | None, created_by_new: bool) -> Phase:
     return _KINDS.get(state, "custom")  # type: ignore[return-value]
 
 
-def transition(phase: Phase, state: str, mode: int) -> tuple[Phase, tuple[Effect, ...]]:
+def transition(
+    phase: Phase, state: str, mode: int, unknown: bool = False
+) -> tuple[Phase, tuple[Effect, ...]]:
     """Look up the transition for a new ``state`` (mode 0 live, 1 resume, 2 replay).
+
+    ``unknown``: the state is the opt-in ``unknown`` (P32), not a custom string.
 
     Raises:
         LocalProtocolError: the pair is not in :data:`TRANSITIONS` (a bug: it is total).
     """
-    key = (phase, cast(StateInput, _KINDS.get(state, "custom") + _MODES[mode]))
+    kind = "unknown" if unknown else _KINDS.get(state, "custom")
+    key = (phase, cast(StateInput, kind + _MODES[mode]))
     found = TRANSITIONS.get(key)
     if found is None:
         raise LocalProtocolError(f"no foreground transition for {key!r}")
@@ -167,6 +185,8 @@ class Foreground:
         "completed",
         "completed_at",
         "idle_ordinal",
+        "last_known",
+        "reference_session",
         "resuming",
         "state",
         "state_updates",
@@ -186,6 +206,8 @@ class Foreground:
         self._note = note
         self._reference_terminal: Callable[[str], None] = _nothing
         self._turn_ended: Callable[[], None] = _nothing
+        self.reference_session: Callable[[str], None] = _nothing
+        """Who checks a ``subagent`` background item's session is known (P9)."""
         self.state: s.StateUpdate | None = None
         self.state_updates = 0
         self.background: list[Any] | None = None
@@ -198,6 +220,8 @@ class Foreground:
         self.work_awaited = False
         self.idle_ordinal = 0
         self.resuming = 0
+        self.last_known: s.StateUpdate | None = None
+        """While the opt-in ``unknown`` state stands: the state before it (P32)."""
 
     def connect(
         self, reference_terminal: Callable[[str], None], turn_ended: Callable[[], None]
@@ -209,11 +233,16 @@ class Foreground:
     def apply(self, u: s.StateUpdate, created_by_new: bool, replaying: bool) -> ev.StateChanged:
         """Apply one ``state_update`` through :data:`TRANSITIONS`; return its event."""
         self.state_updates += 1
-        previous = self.state.state if self.state is not None else None
+        old = self.state
+        unknown = type(u) is _UNKNOWN
+        if type(old) is _UNKNOWN:  # P33: the last known state decides (R82)
+            old = self.last_known
+        self.last_known = old if unknown else None
+        previous = old.state if old is not None else None
         self.state = u
         stop_reason = u.stop_reason if isinstance(u.stop_reason, str) else None
         mode = 2 if replaying else 1 if self.resuming else 0
-        _, effects = transition(phase_of(previous, created_by_new), u.state, mode)
+        _, effects = transition(phase_of(previous, created_by_new), u.state, mode, unknown)
         completed = False
         for effect in effects:
             if effect == "background" or effect == "background-quiet":
@@ -306,6 +335,8 @@ class Foreground:
             elif type(item) is s.BackgroundToolCall:
                 key = (False, item.tool_call_id)
             else:
+                if type(item) is s.BackgroundSubagent:
+                    self.reference_session(item.session_id)  # P9: never creates one
                 continue  # an unknown kind of work: kept, not checked
             if key in seen:
                 what = "terminal" if key[0] else "tool call"
@@ -375,6 +406,8 @@ class Foreground:
         """Whether the session is idle (``None``: unknown, R11)."""
         if self.state is None:
             return True if created_by_new else None
+        if type(self.state) is _UNKNOWN:
+            return None  # not confirmed (P32)
         return self.state.state == "idle"
 
     def prompt_accepted(self, echo_first_seen: int | None) -> None:

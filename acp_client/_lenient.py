@@ -38,7 +38,7 @@ _UNKNOWN_VARIANT_REQUIRED: dict[type[Any], tuple[str, ...]] = {
     s.Command: ("name", "description"),
     s.AuthMethodAgent: ("methodId", "name"),
 }
-_KNOWN_STATES = s._KNOWN_STATES
+_STATE_CLASSES = frozenset({s.StateSnapshot, s.StateUpdate, s.UnknownStateUpdate})
 
 
 class Invalid(Exception):
@@ -223,17 +223,20 @@ class Converter:
         if not isinstance(value, dict):
             raise Invalid(path, f"expected an object, got {describe_json(value)}")
         fields, tag_field, _tag = _struct_info(cls)
-        state = value.get("state") if cls is s.StateUpdate else None
-        if cls is s.StateUpdate and not (isinstance(state, str) and state in _KNOWN_STATES):
+        is_state = cls in _STATE_CLASSES
+        state = value.get("state") if is_state else None
+        if is_state and not (isinstance(state, str) and state in cls.known_states):
             if not isinstance(state, str):
                 raise Invalid(f"{path}.state", "expected a string `state`")
+            if cls is s.UnknownStateUpdate:
+                raise Invalid(f"{path}.state", 'expected `"unknown"`')
             rest = {k: v for k, v in value.items() if k not in ("sessionUpdate", "state")}
-            return s.StateUpdate(state=state, extra=rest) if rest else s.StateUpdate(state=state)
+            return cls(state=state, extra=rest) if rest else cls(state=state)
         kwargs: dict[str, Any] = {}
         known = {tag_field} if tag_field else set()
         raw_only = (
             _state_raw_fields(value)
-            if cls is s.StateUpdate
+            if is_state
             else _resource_raw_fields(value)
             if cls is s.ResourceContents
             else ()

@@ -26,12 +26,14 @@ from ._codec import Decoder, convert
 from ._context import Context, field, record_answer, session_id_of
 from ._entities import TerminalState, ToolCallState
 from ._errors import RESOURCE_NOT_FOUND, RemoteProtocolError
-from ._prompts import PromptState
+from ._prompts import Attempt, PromptState
 from ._rpc import Pending, RequestId
 from ._session import Session
+from ._tree import plain_update
 
 __all__ = [
     "REQUEST_EFFECTS",
+    "connection_lost",
     "RESPONSE_EFFECTS",
     "SESSION_RESPONSE_EFFECTS",
     "dispatch",
@@ -214,8 +216,8 @@ def _on_resume(
 ) -> None:
     sid = session.session_id
     # (a session/close sent meanwhile changed the lifecycle, not the replay under way)
-    replay = session.replaying
-    if not _replays(pending.params):
+    replays = _replays(pending.params)
+    if not replays:
         session.end_resume()
     if error is None:
         if session.state_updates == pending.state_mark:
@@ -229,9 +231,8 @@ def _on_resume(
         if isinstance(result, s.ResumeSessionResponse):
             _setup_lists(ctx, session, pending, result)
         events.append(ev.SessionAnnounced(session_id=sid))
-    if replay:
-        unretained = session.end_replay(error is None)
-        events.append(ev.ReplayFinished(session_id=sid, ok=error is None, unretained=unretained))
+    if replays:  # P18-P21: the replays of this request end (those without their marker)
+        ctx.sessions.forest.finish(pending.request_id, error is None, events)
     reopening = session.take_reopening()
     # 10.5 / 12.3 step 5: -32002 says the session is gone; a closed session whose resume
     # failed stays closed (it was closed when the resume was sent: nothing new).
@@ -248,10 +249,18 @@ def _on_prompt(
     sid = session.session_id
     if prompt is None:
         return
+    attempt = prompt.attempt(rid)  # an attempt of a keyed submission (P27)
     if error is not None:
+        if not prompt.settles(attempt, error):
+            return  # another attempt is pending or succeeded (P29)
         prompt.advance("reject")
         prompt.error = error
         events.append(ev.PromptRejected(session_id=sid, request_id=rid, error=error))
+        return
+    if attempt is not None and isinstance(result, s.PromptResponse):
+        attempt.message_id = result.message_id
+    if not prompt.settles(attempt, None):
+        _another_success(ctx, prompt, attempt)
         return
     prompt.advance("accept")
     prompt.turns_before = len(session.completed_turns)
@@ -286,6 +295,19 @@ def _on_prompt(
         )
 
 
+def _another_success(ctx: Context, prompt: PromptState, attempt: Attempt | None) -> None:
+    """A later attempt of an accepted keyed submission succeeded too (P30)."""
+    mid = attempt.message_id if attempt is not None else None
+    if mid is not None and prompt.message_id is not None and mid != prompt.message_id:
+        ctx.notes.note(
+            "idempotency-key-message-mismatch",
+            f"attempts under key {prompt.idempotency_key!r} were answered with messageIds"
+            f" {prompt.message_id!r} and {mid!r}: the agent inserted it twice (P30)",
+            "error",
+            prompt.session_id,
+        )
+
+
 def _on_close(
     ctx: Context, session: Session, pending: Pending, result: Any, error: Any, events: Events
 ) -> None:
@@ -298,6 +320,7 @@ def _on_close(
             session_id=sid,
         )
     if error is None or error.code == RESOURCE_NOT_FOUND:
+        session.preview.clear_suggestions()  # P38
         if session.set_closed(by_close=True):  # a second close of a closed one is no news
             events.append(ev.SessionClosed(session_id=sid))
     elif session.lifecycle == "closing":
@@ -349,22 +372,24 @@ def _initialize_sent(ctx: Context, params: Any, events: Events) -> None:
         # and so are the resumes it left unanswered.
         ctx.rpc.forget_requests()
         offer.requests_sent = False
+        # a replay the old connection left unanswered ends here, truncated (P21, P22;
+        # R45: what it did not report again is kept, as unretained)
+        ctx.sessions.forest.finish_all(events, "got no answer (its connection ended)")
         for session in ctx.sessions.by_id.values():
             session.end_resume(all_of_them=True)
-            if session.replaying:
-                # a replay the old connection left unanswered ends here, unconfirmed
-                # (R45: what it did not report again is kept, as unretained)
-                unretained = session.end_replay(False, why="got no answer (its connection ended)")
-                events.append(
-                    ev.ReplayFinished(
-                        session_id=session.session_id, ok=False, unretained=unretained
-                    )
-                )
             if session.reopening:  # its resume died with the connection: still closed
                 session.set_closed()
     offer.initialize_sent = True
-    elicitation = field(field(params, "capabilities"), "elicitation")
+    caps = field(params, "capabilities")
+    if isinstance(plain_update(caps) if caps is not UNSET else None, dict):
+        # capabilities.session: the v2 Preview's client group (ACP-V2-PREVIEW 2.11)
+        ctx.sessions.forest.preview = plain_update(caps).get("session") is not None
+    elicitation = field(caps, "elicitation")
     offer.elicitation = elicitation is not UNSET and elicitation is not None
+    suggestions = field(
+        field(field(params, "capabilities"), "session"), "prompt_suggestions", "promptSuggestions"
+    )
+    offer.offers_suggestions = suggestions is not UNSET and suggestions is not None
 
 
 def request_sent(ctx: Context, message: s.Request, events: Events) -> None:
@@ -397,10 +422,36 @@ def request_sent(ctx: Context, message: s.Request, events: Events) -> None:
         effect(ctx, session, rid, params, events)
 
 
+def _keyed_submission(session: Session, key: str) -> PromptState | None:
+    """The session's submission with that idempotency key (P26), if any."""
+    for prompt in reversed(session.prompts):
+        if prompt.idempotency_key == key:
+            return prompt
+    return None
+
+
 def _prompt_sent(
     ctx: Context, session: Session, rid: RequestId, params: Any, events: Events
 ) -> None:
-    prompt = PromptState(rid, session.session_id, getattr(params, "prompt", None))
+    sid = session.session_id
+    blocks = getattr(params, "prompt", None)
+    key = field(params, "idempotency_key", "idempotencyKey")
+    found = _keyed_submission(session, key) if isinstance(key, str) else None
+    if found is not None:  # P27: an attempt of that submission
+        if plain_update(found.prompt) != plain_update(blocks):
+            ctx.notes.note(
+                "idempotency-key-prompt-mismatch",
+                f"prompt {rid!r} reuses key {key!r} with other content than the first"
+                " attempt (ACP-V2-PREVIEW 3.4); the agent's answer decides",
+                session_id=sid,
+            )
+        found.retried(rid)
+        ctx.prompts[rid] = found
+        events.append(ev.PromptSent(session_id=sid, request_id=rid))
+        return
+    prompt = PromptState(rid, session.session_id, blocks)
+    if isinstance(key, str):
+        prompt.keyed(key)
     ctx.prompts[rid] = prompt
     session.add_prompt(prompt)
     events.append(ev.PromptSent(session_id=session.session_id, request_id=rid))
@@ -411,10 +462,10 @@ def _resume_sent(
 ) -> None:
     if session.closed:
         session.reopen()
-    if _replays(params):
-        session.begin_replay()
-        events.append(ev.ReplayStarted(session_id=session.session_id))
-    else:
+    session.preview.clear_suggestions()  # either mode (P38, R84)
+    replays = _replays(params)
+    ctx.sessions.forest.sent(session, rid, replays, events)
+    if not replays:
         session.begin_resume()
 
 
@@ -487,6 +538,21 @@ _ROUTES: dict[tuple[bool, type[Any]], Route] = {
 }
 #: Any other message is a response (or error response), of the agent's or the client's.
 _RESPONSE_ROUTES: dict[bool, Route] = {True: response_received, False: _response_sent}
+
+
+def connection_lost(ctx: Context, events: Events) -> None:
+    """The agent went away: pending prompts stay pending (never retried, 10.5).
+
+    Replays in flight without their marker are truncated (ACP-V2-PREVIEW P21).
+    """
+    ctx.sessions.forest.finish_all(events, "got no answer (connection lost)")
+    for prompt in ctx.prompts.values():
+        if prompt.status == "pending":
+            ctx.notes.note(
+                "prompt-uncertain",
+                f"connection lost before the response to prompt {prompt.request_id!r}",
+                session_id=prompt.session_id,
+            )
 
 
 def dispatch(ctx: Context, message: s.Message, incoming: bool, events: Events) -> None:

@@ -1,11 +1,13 @@
-"""The client's own checks before it sends (ACP-V2-CLIENT-STATE.md 1.4, C1-C7, C21, C29).
+"""The client's own checks before it sends (ACP-V2-CLIENT-STATE.md 1.4, C1-C7, C21, C29; P10).
 
 Owns the C-rules: what the client must not send given the handshake (``initialize``
 first and repeatable only until another request, C1, 1.4; ``authMethods`` C4; MCP
 transports and roots C6; ``session.delete`` C7; prompt content types C5), the state of a
 session (set up before prompting, C1; a listed config value, C21; cancel only what
-advertises it, C29). A failed check raises :class:`~._errors.LocalProtocolError` (or
-``TypeError`` for a value of the wrong type) and nothing is sent or recorded.
+advertises it, C29; no session mutation for a child session, and its cancel only
+while its association allows it, ACP-V2-PREVIEW P10). A failed check raises
+:class:`~._errors.LocalProtocolError` (or ``TypeError`` for a value of the wrong type)
+and nothing is sent or recorded.
 
 Every sending path goes through one :class:`Preflight`: the connection's ``send_*``
 methods, and a transport that builds its own messages (``preflight.request(method,
@@ -22,7 +24,7 @@ from msgspec import UNSET
 
 from . import _schema as s
 from ._checks import relative_path, select_values
-from ._context import Offer, field
+from ._context import Offer, field, session_id_of
 from ._errors import LocalProtocolError
 from ._rpc import Pending, RequestId
 from ._session import Session
@@ -30,6 +32,17 @@ from ._session import Session
 __all__ = ["LivePreflight", "Preflight"]
 
 #: Requests that need something the agent's initialize answer offers (C4, C6, C7).
+#: Client-initiated session mutations never sent for a child (P10; the list is assumed).
+_CHILD_RESTRICTED = frozenset(
+    {
+        "session/prompt",
+        "session/set_config_option",
+        "session/close",
+        "session/resume",
+        "session/delete",
+        "session/fork",
+    }
+)
 _GATED = frozenset({"auth/login", "auth/logout", "session/delete", "session/new", "session/resume"})
 _MCP_TRANSPORTS: dict[type[Any], str] = {s.McpServerHttp: "http", s.McpServerStdio: "stdio"}
 _PROMPT_CAPABILITY: dict[type[Any], str] = {
@@ -196,6 +209,9 @@ class Preflight:
         if entity is None or not entity.cancellable:
             raise LocalProtocolError(f"{what} {ident!r} does not advertise cancel")
 
+    def session_cancel(self, session_id: str) -> None:
+        """``session/cancel`` (checked live only: P10 for a child)."""
+
     def cancel_request(self, request_id: RequestId) -> None:
         """``$/cancel_request`` only for one of the client's pending requests."""
         if request_id not in self._pending:
@@ -210,6 +226,8 @@ class LivePreflight(Preflight):
     def request(self, method: str, params: Any) -> None:
         """Also: ``initialize`` first (C1); once answered, what it must offer (C4, C6, C7)."""
         offer = self._offer
+        if method in _CHILD_RESTRICTED:
+            self._check_not_child(method, session_id_of(params))
         if method == "initialize":
             super().request(method, params)
         elif not offer.initialize_sent:
@@ -231,6 +249,27 @@ class LivePreflight(Preflight):
                 )
         elif not self._offer.auth_methods:
             raise LocalProtocolError(f"{method}: the agent offered no authMethods (C4)")
+
+    def _check_not_child(self, method: str, session_id: str | None) -> None:
+        """P10: no client-initiated session mutation for a child session."""
+        session = self._sessions.get(session_id) if session_id is not None else None
+        if session is not None and session.tree.parent_id is not None:
+            raise LocalProtocolError(
+                f"{method}: {session_id!r} is a child session of"
+                f" {session.tree.parent_id!r}; the client may not send that for it (P10)"
+            )
+
+    def session_cancel(self, session_id: str) -> None:
+        """P10: ``session/cancel`` for a child only while its association allows it."""
+        session = self._sessions.get(session_id)
+        if session is None or session.tree.parent_id is None:
+            return
+        caps = (session.tree.subagent or {}).get("capabilities")
+        if not isinstance(caps, dict) or not isinstance(caps.get("cancel"), dict):
+            raise LocalProtocolError(
+                f"session/cancel: child session {session_id!r} does not allow cancel"
+                " (its subagent capabilities.cancel is unset, P10)"
+            )
 
     def set_up(self, session_id: str) -> None:
         """C1 / the Prompt Lifecycle page: initialization and session setup come first."""

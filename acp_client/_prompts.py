@@ -1,4 +1,7 @@
-"""Prompt submissions and permission requests (ACP-V2-CLIENT-STATE.md sections 10 and 11).
+"""Prompt submissions, their attempts and permission requests (10, 11; P26-P30).
+
+Implements ACP-V2-CLIENT-STATE.md sections 10 and 11, and ACP-V2-PREVIEW 3.4 for the
+attempts of a keyed submission.
 
 Both are small state machines written as tables, ``(status, input) -> (status, effects)``,
 walked pair by pair in ``tests/test_state_machines.py``.
@@ -11,6 +14,11 @@ walked pair by pair in ``tests/test_state_machines.py``.
   or after the response (10.4); ``echoed`` never goes back. It is independent of the status.
 * ``placed``: that message was placed again (a replay containing it, 10.5);
   ``lost``: a full replay did not report it (R2, 10.5: ``not_retained``).
+* ``retry``: another attempt of a keyed submission was sent (P27, P29): a rejected
+  submission is pending again; an accepted one stays accepted (insertion is a fact).
+
+A keyed submission keeps its :class:`Attempt` objects in send order; its status is their
+aggregate (P29) and its ``messageId`` the first success's (P30).
 
 A pair missing from the table is a caller's error: :meth:`PromptState.advance` raises
 :class:`~acp_client.LocalProtocolError` (a response is matched once, by its request id).
@@ -38,6 +46,7 @@ __all__ = [
     "PermissionInput",
     "PermissionState",
     "PermissionStatus",
+    "Attempt",
     "PromptInput",
     "PromptState",
     "PromptStatus",
@@ -46,7 +55,7 @@ __all__ = [
 
 PromptStatus = Literal["pending", "accepted", "rejected"]
 PermissionStatus = Literal["pending", "answered", "cancelled", "withdrawn"]
-PromptInput = Literal["accept", "unbind", "reject", "echo", "placed", "lost"]
+PromptInput = Literal["accept", "unbind", "reject", "echo", "placed", "lost", "retry"]
 PermissionInput = Literal["answer", "cancel", "withdraw"]
 
 #: (status, input) -> (status, {flag: value}) for a prompt submission (10.3-10.5).
@@ -62,6 +71,10 @@ PROMPT_TRANSITIONS: dict[tuple[PromptStatus, PromptInput], tuple[PromptStatus, d
     ("pending", "placed"): ("pending", {"not_retained": False}),
     ("accepted", "placed"): ("accepted", {"not_retained": False}),
     ("rejected", "placed"): ("rejected", {"not_retained": False}),
+    # P27, P29: another attempt of a keyed submission
+    ("pending", "retry"): ("pending", {}),
+    ("rejected", "retry"): ("pending", {}),
+    ("accepted", "retry"): ("accepted", {}),
 }
 
 #: (status, input) -> status for a permission request (11.1, 11.2); the rest is final.
@@ -70,6 +83,37 @@ PERMISSION_TRANSITIONS: dict[tuple[PermissionStatus, PermissionInput], Permissio
     ("pending", "cancel"): "cancelled",
     ("pending", "withdraw"): "withdrawn",
 }
+
+
+class Attempt:
+    """One ``session/prompt`` request of a keyed submission (P27).
+
+    Attributes:
+        request_id: its request id, as sent (ids may repeat across connections).
+        status: ``pending``, ``accepted`` or ``rejected``.
+        message_id: the ``messageId`` of its success response.
+        error: the JSON-RPC error object of its error response.
+    """
+
+    __slots__ = ("error", "message_id", "request_id", "status")
+
+    def __init__(self, request_id: int | str) -> None:
+        self.request_id = request_id
+        self.status: PromptStatus = "pending"
+        self.message_id: str | None = None
+        self.error: Any = None
+
+    def snapshot(self) -> dict[str, Any]:
+        """The ATTEMPT object of the snapshot (ACP-V2-PREVIEW section 4)."""
+        out: dict[str, Any] = {"requestId": self.request_id, "status": self.status}
+        if self.message_id is not None:
+            out["messageId"] = self.message_id
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+    def __repr__(self) -> str:
+        return f"Attempt({self.request_id!r}, {self.status}, message_id={self.message_id!r})"
 
 
 class PromptState:
@@ -87,11 +131,16 @@ class PromptState:
         not_retained: a later replay did not report the message.
         turns_before: completed turns the session had when the prompt was accepted (its turn
             is the next one to complete; see ``Connection.prompt_stop_reason``).
+        idempotency_key: the key it was sent with (``None``: none; identified by request id).
+        attempts: a keyed submission's attempts in send order (``None`` without a key);
+            ``request_id`` is the first attempt's.
     """
 
     __slots__ = (
+        "attempts",
         "echoed",
         "error",
+        "idempotency_key",
         "message_id",
         "not_retained",
         "prompt",
@@ -113,6 +162,45 @@ class PromptState:
         self.unbound = False
         self.not_retained = False
         self.turns_before: int | None = None
+        self.idempotency_key: str | None = None
+        self.attempts: list[Attempt] | None = None
+
+    def keyed(self, key: str) -> PromptState:
+        """Make this a keyed submission whose first attempt is its request (P26)."""
+        self.idempotency_key = key
+        self.attempts = [Attempt(self.request_id)]
+        return self
+
+    def retried(self, request_id: int | str) -> None:
+        """Another attempt under the same key was sent (P27)."""
+        assert self.attempts is not None
+        self.attempts.append(Attempt(request_id))
+        self.advance("retry")
+        if self.status == "pending":
+            self.error = None
+
+    def attempt(self, request_id: int | str) -> Attempt | None:
+        """The latest pending attempt sent with that request id (``None``: unkeyed)."""
+        for attempt in reversed(self.attempts or ()):
+            if attempt.request_id == request_id and attempt.status == "pending":
+                return attempt
+        return None
+
+    def settles(self, attempt: Attempt | None, error: Any) -> bool:
+        """Record an attempt's outcome; return whether the submission's status follows it.
+
+        An error rejects the submission only when every attempt failed (P29); a success
+        decides it unless an earlier success already did (P30).
+        """
+        if attempt is None:
+            return True
+        if error is not None:
+            attempt.status, attempt.error = "rejected", error
+            return self.status == "pending" and all(
+                a.status == "rejected" for a in self.attempts or ()
+            )
+        attempt.status = "accepted"
+        return self.status == "pending"
 
     def advance(self, event: PromptInput) -> None:
         """Take one input through :data:`PROMPT_TRANSITIONS`.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 import trio
@@ -96,8 +96,11 @@ class Pump:
         request_timeout: float | None = None,
         max_line: int = DEFAULT_MAX_LINE,
         terminal_limit: int | None = None,
+        unstable: Collection[str] = (),
     ) -> None:
-        self.connection = Connection(live=True, terminal_limit=terminal_limit, max_line=max_line)
+        self.connection = Connection(
+            live=True, terminal_limit=terminal_limit, max_line=max_line, unstable=unstable
+        )
         self.stderr_lines: list[str] = []
         self._send = send_stream
         self._receive = receive_stream

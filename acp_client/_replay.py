@@ -11,7 +11,7 @@ whole log file.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -74,6 +74,8 @@ class Replayer:
             produced or changed (in :attr:`origins`), to tell the adapter's synthetic ids,
             acceptances and states from what the Agent sent. Off by default: it holds the
             events and messages of the whole replay.
+        unstable: the opt-in (unstable) features the sessions apply, as ``Connection``'s
+            (``"prompt_suggestions"``, ``"cursors"``, ``"unknown_state"``).
     """
 
     def __init__(
@@ -83,8 +85,9 @@ class Replayer:
         terminal_limit: int | None = None,
         strict: bool = False,
         provenance: bool = False,
+        unstable: Collection[str] = (),
     ) -> None:
-        self.connection = Connection(live=False, terminal_limit=terminal_limit)
+        self.connection = Connection(live=False, terminal_limit=terminal_limit, unstable=unstable)
         self.origins: list[AdapterOrigin] | None = [] if provenance else None
         """With ``provenance``: what the v1 adapter produced, in order (else ``None``)."""
         self.strict = strict
@@ -326,12 +329,14 @@ def replay_log(
     protocol: int | None = None,
     terminal_limit: int | None = None,
     progress: Callable[[int], None] | None = None,
+    unstable: Collection[str] = (),
 ) -> ReplayResult:
     r"""Replay a stored log (any format of LOG-FORMATS.md, gzip or not) into state.
 
     ``source`` is a file name, ``"-"`` for standard input, bytes, or a binary file object.
     With ``strict`` the replay stops at the first error diagnostic (of the reader or of
     the state rules). ``progress`` is called now and then with the number of records read.
+    ``unstable`` opts the sessions into unstable features (see :class:`Connection`).
 
     Example:
         >>> from acp_client import replay_log
@@ -343,7 +348,9 @@ def replay_log(
     """
     from .logs import LogRecord, iter_log
 
-    replayer = Replayer(protocol=protocol, terminal_limit=terminal_limit, strict=strict)
+    replayer = Replayer(
+        protocol=protocol, terminal_limit=terminal_limit, strict=strict, unstable=unstable
+    )
     count = 0
     with iter_log(
         source,

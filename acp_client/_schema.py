@@ -63,6 +63,7 @@ __all__ = [
     "DiffChange",
     "Diff",
     "Terminal",
+    "SessionReference",
     "ToolCallContent",
     "ToolCallFields",
     # terminals
@@ -74,6 +75,8 @@ __all__ = [
     # plans, commands, config, usage
     "PlanEntry",
     "PlanItems",
+    "PlanMarkdown",
+    "PlanFile",
     "PlanUpdateContent",
     "TextCommandInput",
     "AvailableCommandInput",
@@ -86,6 +89,7 @@ __all__ = [
     "Error",
     "BackgroundTerminal",
     "BackgroundToolCall",
+    "BackgroundSubagent",
     "BackgroundWork",
     # session updates
     "ContentChunk",
@@ -95,7 +99,9 @@ __all__ = [
     "AgentMessage",
     "AgentThoughtChunk",
     "AgentThought",
+    "StateSnapshot",
     "StateUpdate",
+    "UnknownStateUpdate",
     "ToolCallContentChunk",
     "ToolCallUpdate",
     "TerminalUpdate",
@@ -108,8 +114,27 @@ __all__ = [
     "Notice",
     "CompactionUpdate",
     "CompactionSummaryChunk",
+    "PlanRemoved",
+    "ReplayComplete",
+    "SessionCancelCapabilities",
+    "SubagentSessionCapabilities",
+    "SubagentUpdate",
+    "SessionMessage",
+    "SessionMessageChunk",
+    "PromptSuggestion",
+    "PromptSuggestionsUpdate",
+    "CursorMessageAnchor",
+    "CursorUserMessageAnchor",
+    "CursorAgentMessageAnchor",
+    "CursorAgentThoughtAnchor",
+    "CursorSessionMessageAnchor",
+    "CursorToolCallAnchor",
+    "CursorCompactionAnchor",
+    "CursorAnchor",
+    "CursorUpdate",
     "SessionUpdate",
     "KNOWN_SESSION_UPDATES",
+    "UNSTABLE_SESSION_UPDATES",
     "UpdateSessionNotification",
     # setup and requests
     "Implementation",
@@ -117,6 +142,8 @@ __all__ = [
     "McpCapabilities",
     "SessionCapabilities",
     "AgentCapabilities",
+    "PromptSuggestionsCapabilities",
+    "ClientSessionCapabilities",
     "ClientCapabilities",
     "AuthMethodAgent",
     "AuthMethodTerminal",
@@ -247,6 +274,8 @@ def _check_uint64(name: str, value: object) -> None:
         raise ValueError(f"`{name}` is out of the uint64 range (at most {UINT64_MAX})")
 
 
+IdempotencyKey = Annotated[str, Meta(min_length=1, max_length=255)]
+"""A ``session/prompt`` submission's key: 1-255 characters, opaque, case-sensitive."""
 RequestId = Int64 | str
 """A JSON-RPC request id: a string or a signed 64-bit integer (never ``null``)."""
 
@@ -453,10 +482,20 @@ class Terminal(Wire, tag_field="type", tag="terminal", kw_only=True):
     meta: Meta_ = UNSET
 
 
+class SessionReference(Wire, tag_field="type", tag="session", kw_only=True):
+    """Tool-call content item: a display-only reference to another session (Preview 2.8).
+
+    It creates no session, establishes no ownership and grants no control (P9).
+    """
+
+    session_id: str
+    meta: Meta_ = UNSET
+
+
 if TYPE_CHECKING:
-    ToolCallContent = Union[Content, Diff, Terminal, dict[str, Any]]
+    ToolCallContent = Union[Content, Diff, Terminal, SessionReference, dict[str, Any]]
 else:
-    ToolCallContent = Union[Content, Diff, Terminal]
+    ToolCallContent = Union[Content, Diff, Terminal, SessionReference]
 """A tool-call content item; an unknown ``type`` is kept as its raw ``dict``."""
 
 
@@ -554,14 +593,30 @@ class PlanItems(Wire, tag_field="type", tag="items", kw_only=True):
     meta: Meta_ = UNSET
 
 
+class PlanMarkdown(Wire, tag_field="type", tag="markdown", kw_only=True):
+    """Plan content as raw Markdown (stable in the v2 Preview, P46)."""
+
+    plan_id: str
+    content: str
+    meta: Meta_ = UNSET
+
+
+class PlanFile(Wire, tag_field="type", tag="file", kw_only=True):
+    """Plan content as the URI of a file holding the plan (stable in the v2 Preview, P46)."""
+
+    plan_id: str
+    uri: str
+    meta: Meta_ = UNSET
+
+
 class _UnmatchedType(Wire, tag_field="type", tag="\x00", kw_only=True):
     """Never matches: makes msgspec require the ``type`` tag of one-variant open unions."""
 
 
 if TYPE_CHECKING:
-    PlanUpdateContent = Union[PlanItems, dict[str, Any]]
+    PlanUpdateContent = Union[PlanItems, PlanMarkdown, PlanFile, dict[str, Any]]
 else:
-    PlanUpdateContent = Union[PlanItems, _UnmatchedType]
+    PlanUpdateContent = Union[PlanItems, PlanMarkdown, PlanFile]
 """Plan content; an unknown plan ``type`` is kept as its raw ``dict``."""
 
 
@@ -698,12 +753,29 @@ class BackgroundToolCall(Wire, tag_field="type", tag="tool_call", kw_only=True):
     meta: Meta_ = UNSET
 
 
+class BackgroundSubagent(Wire, tag_field="type", tag="subagent", kw_only=True):
+    """Background work that is a detached subagent session with anything running.
+
+    A reference: it never creates a session (P9).
+    """
+
+    session_id: str
+    meta: Meta_ = UNSET
+
+
 if TYPE_CHECKING:
-    BackgroundWork = Union[BackgroundTerminal, BackgroundToolCall, dict[str, Any]]
+    BackgroundWork = Union[
+        BackgroundTerminal, BackgroundToolCall, BackgroundSubagent, dict[str, Any]
+    ]
 else:
-    BackgroundWork = Union[BackgroundTerminal, BackgroundToolCall]
+    BackgroundWork = Union[BackgroundTerminal, BackgroundToolCall, BackgroundSubagent]
 
 # ------------------------------------------------------------------- session updates
+
+
+class _Marker(Wire):
+    meta: Meta_ = UNSET
+
 
 _UPDATE = "sessionUpdate"
 _KNOWN_STATES = frozenset({"running", "idle", "requires_action"})
@@ -759,12 +831,14 @@ class AgentThought(_MessageUpsert, tag_field=_UPDATE, tag="agent_thought", kw_on
     role: ClassVar[str] = "thought"
 
 
-class StateUpdate(Wire, tag_field=_UPDATE, tag="state_update", kw_only=True):
-    """``state_update``: a snapshot of the foreground state.
+class StateSnapshot(Wire):
+    """A foreground-state snapshot without the ``sessionUpdate`` tag.
 
-    ``state`` is ``running``, ``idle``, ``requires_action`` or a custom/future string (then
-    every other field is kept raw in ``extra``). ``stop_reason`` and ``error`` belong to
-    ``idle``; a custom stop reason's added fields are kept in ``extra``.
+    The schema's ``StateUpdate`` object as the ``state`` mirror of a ``subagent_update``
+    (Preview 2.6, P31); :class:`StateUpdate` is the same object as a ``session/update``
+    variant. ``state`` is ``running``, ``idle``, ``requires_action`` or a custom/future
+    string (then every other field is kept raw in ``extra``). ``stop_reason`` and ``error``
+    belong to ``idle``; a custom stop reason's added fields are kept in ``extra``.
     """
 
     state: str
@@ -773,8 +847,10 @@ class StateUpdate(Wire, tag_field=_UPDATE, tag="state_update", kw_only=True):
     error: Annotated[Error | None | UnsetType, D] = UNSET
     meta: Meta_ = UNSET
 
+    known_states: ClassVar[frozenset[str]] = _KNOWN_STATES
+
     def __post_init__(self) -> None:
-        if self.state not in _KNOWN_STATES and (
+        if self.state not in self.known_states and (
             self.background is not UNSET
             or self.stop_reason is not UNSET
             or self.error is not UNSET
@@ -782,6 +858,20 @@ class StateUpdate(Wire, tag_field=_UPDATE, tag="state_update", kw_only=True):
         ):
             # A custom or future state's fields are kept raw (in ``extra``), undecoded.
             raise ValueError("fields of an unrecognized state are not decoded")
+
+
+class StateUpdate(StateSnapshot, tag_field=_UPDATE, tag="state_update", kw_only=True):
+    """``state_update``: a snapshot of the foreground state (see :class:`StateSnapshot`)."""
+
+
+class UnknownStateUpdate(StateUpdate, kw_only=True):
+    """``state_update`` with ``state: "unknown"`` (opt-in, unstable; Preview 2.10, P32).
+
+    Never produced by the default decoders (there ``unknown`` is a custom state, its fields
+    kept raw): a session that opted in (``unstable={"unknown_state"}``) decodes it.
+    """
+
+    known_states: ClassVar[frozenset[str]] = frozenset({"unknown"})
 
 
 class ToolCallContentChunk(Wire, tag_field=_UPDATE, tag="tool_call_content_chunk", kw_only=True):
@@ -888,6 +978,172 @@ class CompactionSummaryChunk(Wire, tag_field=_UPDATE, tag="compaction_summary_ch
     meta: Meta_ = UNSET
 
 
+class PlanRemoved(Wire, tag_field=_UPDATE, tag="plan_removed", kw_only=True):
+    """``plan_removed``: delete the plan ``planId`` (stable in the v2 Preview, P45)."""
+
+    plan_id: str
+    meta: Meta_ = UNSET
+
+
+class ReplayComplete(Wire, tag_field=_UPDATE, tag="replay_complete", kw_only=True):
+    """``replay_complete``: the end of a ``session/resume`` replay (Preview 2.2, P16-P25).
+
+    An event only: no entity, no timeline entry; ``_meta`` is never stored.
+    """
+
+    meta: Meta_ = UNSET
+
+
+class SessionCancelCapabilities(_Marker):
+    """Marker: the client may ``session/cancel`` this child's current work."""
+
+
+class SubagentSessionCapabilities(Wire):
+    """Client-initiated mutations a child session permits (an object ``cancel``: cancellable)."""
+
+    cancel: Annotated[SessionCancelCapabilities | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
+class SubagentUpdate(Wire, tag_field=_UPDATE, tag="subagent_update", kw_only=True):
+    """``subagent_update`` on a parent: announce the child ``sessionId`` or patch it (P1-P7).
+
+    Every field but ``sessionId`` is three-state (omitted: unchanged, ``null``: cleared);
+    ``_meta`` patches by top-level key; ``state`` mirrors the child's state (P31).
+    """
+
+    session_id: str
+    title: OptStr = UNSET
+    description: OptStr = UNSET
+    capabilities: Annotated[SubagentSessionCapabilities | None | UnsetType, D] = UNSET
+    state: Annotated[StateSnapshot | None | UnsetType, D] = UNSET
+    cwd: str | None | UnsetType = UNSET
+    additional_directories: list[str] | None | UnsetType = UNSET
+    meta: Meta_ = UNSET
+
+
+class SessionMessage(Wire, tag_field=_UPDATE, tag="session_message", kw_only=True):
+    """``session_message``: upsert an inter-session message (its own id space, P12).
+
+    Participant fields and ``content`` are three-state; ``_meta`` patches by top-level key.
+    """
+
+    message_id: str
+    sender_session_id: OptStr = UNSET
+    recipient_session_id: OptStr = UNSET
+    sender_message_id: OptStr = UNSET
+    recipient_message_id: OptStr = UNSET
+    content: Annotated[list[ContentBlock] | None | UnsetType, DS] = UNSET
+    meta: Meta_ = UNSET
+
+
+class SessionMessageChunk(
+    ContentChunk, tag_field=_UPDATE, tag="session_message_chunk", kw_only=True
+):
+    """``session_message_chunk``: append one block to an inter-session message (P13)."""
+
+    role: ClassVar[str] = "session"
+
+
+class PromptSuggestion(Wire):
+    """One suggested prompt: content the client may send unchanged as a prompt."""
+
+    prompt: Annotated[list[ContentBlock], Meta(min_length=1)]
+    meta: Meta_ = UNSET
+
+
+class PromptSuggestionsUpdate(
+    Wire, tag_field=_UPDATE, tag="prompt_suggestions_update", kw_only=True
+):
+    """``prompt_suggestions_update`` (opt-in, unstable): replace the suggestion list (P34)."""
+
+    suggestions: Annotated[list[PromptSuggestion], S]
+    meta: Meta_ = UNSET
+
+
+class CursorMessageAnchor(Wire):
+    """Fields of a cursor anchor naming a message (wire names assumed, Preview 2.4 [U])."""
+
+    message_id: str
+    position: str | UnsetType = UNSET
+    meta: Meta_ = UNSET
+
+
+class CursorUserMessageAnchor(
+    CursorMessageAnchor, tag_field="type", tag="user_message", kw_only=True
+):
+    """A cursor anchored before or after a user message."""
+
+
+class CursorAgentMessageAnchor(
+    CursorMessageAnchor, tag_field="type", tag="agent_message", kw_only=True
+):
+    """A cursor anchored before or after an agent message."""
+
+
+class CursorAgentThoughtAnchor(
+    CursorMessageAnchor, tag_field="type", tag="agent_thought", kw_only=True
+):
+    """A cursor anchored before or after a thought."""
+
+
+class CursorSessionMessageAnchor(
+    CursorMessageAnchor, tag_field="type", tag="session_message", kw_only=True
+):
+    """A cursor anchored before or after an inter-session message."""
+
+
+class CursorToolCallAnchor(Wire, tag_field="type", tag="tool_call", kw_only=True):
+    """A cursor anchored before or after a tool call."""
+
+    tool_call_id: str
+    position: str | UnsetType = UNSET
+    meta: Meta_ = UNSET
+
+
+class CursorCompactionAnchor(Wire, tag_field="type", tag="compaction", kw_only=True):
+    """A cursor anchored before or after a compaction."""
+
+    compaction_id: str
+    position: str | UnsetType = UNSET
+    meta: Meta_ = UNSET
+
+
+if TYPE_CHECKING:
+    CursorAnchor = Union[
+        CursorUserMessageAnchor,
+        CursorAgentMessageAnchor,
+        CursorAgentThoughtAnchor,
+        CursorSessionMessageAnchor,
+        CursorToolCallAnchor,
+        CursorCompactionAnchor,
+        dict[str, Any],
+    ]
+else:
+    CursorAnchor = Union[
+        CursorUserMessageAnchor,
+        CursorAgentMessageAnchor,
+        CursorAgentThoughtAnchor,
+        CursorSessionMessageAnchor,
+        CursorToolCallAnchor,
+        CursorCompactionAnchor,
+    ]
+"""Where a cursor sits; an unknown anchor ``type`` is kept as its raw ``dict``."""
+
+
+class CursorUpdate(Wire, tag_field=_UPDATE, tag="cursor_update", kw_only=True):
+    """``cursor_update`` (opt-in, unstable): upsert the cursor ``cursorId`` (P40-P44).
+
+    ``anchor`` is strict (a malformed known anchor rejects the update); ``capabilities``
+    (shape not yet published) is kept raw, three-state.
+    """
+
+    cursor_id: str
+    anchor: CursorAnchor | None | UnsetType = UNSET
+    capabilities: Annotated[dict[str, Any] | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
 _KnownSessionUpdate = Union[
     UserMessageChunk,
     UserMessage,
@@ -908,9 +1164,17 @@ _KnownSessionUpdate = Union[
     Notice,
     CompactionUpdate,
     CompactionSummaryChunk,
+    PlanRemoved,
+    ReplayComplete,
+    SubagentUpdate,
+    SessionMessage,
+    SessionMessageChunk,
 ]
 KNOWN_SESSION_UPDATES: tuple[type[Wire], ...] = get_args(_KnownSessionUpdate)
-"""The Struct of every ``sessionUpdate`` kind acp_client knows, in the schema's order."""
+"""The Struct of every ``sessionUpdate`` kind decoded by default, in the schema's order
+(then the kinds the v2 Preview made stable or baseline, P0)."""
+UNSTABLE_SESSION_UPDATES: tuple[type[Wire], ...] = (PromptSuggestionsUpdate, CursorUpdate)
+"""The unstable ``sessionUpdate`` kinds: raw ``dict`` updates unless a session opted in."""
 if TYPE_CHECKING:
     SessionUpdate = Union[_KnownSessionUpdate, dict[str, Any]]
 else:
@@ -935,10 +1199,6 @@ class Implementation(Wire):
     name: str
     version: str
     title: OptStr = UNSET
-    meta: Meta_ = UNSET
-
-
-class _Marker(Wire):
     meta: Meta_ = UNSET
 
 
@@ -977,11 +1237,25 @@ class AgentCapabilities(Wire):
     meta: Meta_ = UNSET
 
 
+class PromptSuggestionsCapabilities(PromptCapabilities):
+    """Block types the client's prompt suggestions may hold beyond text and resource links."""
+
+
+class ClientSessionCapabilities(Wire):
+    """The client's ``capabilities.session`` group (Preview 2.11); ``{}`` advertises nothing."""
+
+    prompt_suggestions: Annotated[PromptSuggestionsCapabilities | None | UnsetType, D] = UNSET
+    commands: Annotated[dict[str, Any] | None | UnsetType, D] = UNSET
+    cursors: Annotated[dict[str, Any] | None | UnsetType, D] = UNSET
+    meta: Meta_ = UNSET
+
+
 class ClientCapabilities(Wire):
     """Capabilities the client advertises in ``initialize``."""
 
     auth: Annotated[dict[str, Any] | None | UnsetType, D] = UNSET
     elicitation: Annotated[dict[str, Any] | None | UnsetType, D] = UNSET
+    session: Annotated[ClientSessionCapabilities | None | UnsetType, D] = UNSET
     meta: Meta_ = UNSET
 
 
@@ -1216,6 +1490,7 @@ class PromptRequest(Wire):
 
     session_id: str
     prompt: Annotated[list[ContentBlock], Meta(min_length=1)]
+    idempotency_key: IdempotencyKey | None | UnsetType = UNSET
     meta: Meta_ = UNSET
 
 

@@ -16,6 +16,10 @@ A session is made of parts with one owner each:
 * ``_updates.EntityUpdates``: what each entity update does (4 messages, 7 tool calls,
   8 terminals, 9 plans and compactions, 5 notices), chunks through one path.
 * ``_foreground.Foreground``: the ``state_update`` machine, a ``(phase, input)`` table (6).
+* ``_session_view.StoresView``: the read access to those stores (a base class).
+* ``_tree.Node`` (``Session.tree``): its place in the session tree and its replay phase
+  (ACP-V2-PREVIEW 3.1, 3.3); ``subagent_update`` and ``replay_complete`` go to the
+  connection's ``_tree.Forest``, which owns them.
 * this module: the handler table, the session-level lists (commands, config options,
   session info, usage), and the tracking of prompts and permission requests (10, 11)
   whose states are the tables of ``_prompts``.
@@ -23,29 +27,27 @@ A session is made of parts with one owner each:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from functools import partial
 from itertools import groupby
-from types import MappingProxyType
 from typing import Any, Literal
+
+from msgspec.structs import replace
 
 from . import _events as ev
 from . import _schema as s
-from ._diagnostics import Diagnostic
+from ._diagnostics import Diagnostic, Severity
 from ._entities import (
-    CompactionState,
     ListView,
-    MessageState,
-    PlanState,
     Role,
-    TerminalState,
-    TimelineEntry,
-    ToolCallState,
 )
 from ._foreground import Foreground
+from ._preview import Preview
 from ._prompts import PermissionState, PromptState, PromptTracker
+from ._session_view import StoresView
 from ._snapshot_write import session_snapshot
 from ._timeline import Timeline
+from ._tree import Node, plain_update
 from ._updates import (
     EntityUpdates,
     commands_update,
@@ -64,7 +66,12 @@ _TERMINAL_CHUNK = s.TerminalOutputChunk
 _RUN_ROLES: dict[type[Any], Role] = {_AGENT_CHUNK: "agent", _THOUGHT_CHUNK: "thought"}
 
 
-class Session:
+def _refer(up: EntityUpdates, what: str, session_id: str) -> None:
+    """P9: a reference to a session, checked by the session's Preview part (``up.refer``)."""
+    up.refer(session_id, what)
+
+
+class Session(StoresView):
     """Conversation state of one ACP session, and the reducer that keeps it.
 
     Args:
@@ -73,6 +80,8 @@ class Session:
         terminal_limit: retain at most this many bytes per terminal (older bytes are
             dropped from the front and counted); ``None`` keeps everything.
         diagnostics: a list to append diagnostics to (the connection shares its own).
+        unstable: the unstable (draft) features to apply: ``"prompt_suggestions"``,
+            ``"cursors"``, ``"unknown_state"`` (ACP v2 Preview P0; none by default).
 
     Example:
         >>> from acp_client import Decoder, Session
@@ -93,6 +102,7 @@ class Session:
         "_reopening",
         "_tl",
         "_tracker",
+        "_unknown",
         "_updates",
         "announced",
         "available_commands",
@@ -106,6 +116,7 @@ class Session:
         "lifecycle",
         "line",
         "permissions",
+        "preview",
         "prompts",
         "prompts_by_message",
         "protocol_version",
@@ -113,6 +124,8 @@ class Session:
         "session_info",
         "side_events",
         "terminal_limit",
+        "tree",
+        "unstable",
         "usage",
     )
 
@@ -123,8 +136,10 @@ class Session:
         announced: bool = False,
         terminal_limit: int | None = None,
         diagnostics: list[Diagnostic] | None = None,
+        unstable: Collection[str] = (),
     ) -> None:
         self.session_id = session_id
+        self.unstable = frozenset(unstable)  # the opted-in unstable features
         self.announced = announced
         self.created_by_new = False
         """Set when a ``session/new`` result created or announced the session."""
@@ -148,6 +163,8 @@ class Session:
         """Events an update causes besides its own (a terminal its reference created, a
         prompt it echoed), in order; a :class:`Connection` returns them right after that
         update's event and clears the list. Bounded by the entities, not the updates."""
+        self.tree = Node()
+        """Its place in the session tree and its replay phase (P1-P25; ``_tree.Node``)."""
         tl = self._tl = Timeline(terminal_limit)
         fg = self._fg = Foreground(session_id, tl, self._note)
         tracker = self._tracker = PromptTracker(
@@ -162,6 +179,7 @@ class Session:
             session_id, tl, self._note, self.side_events, tracker.user_message
         )
         fg.connect(up.reference_terminal, tracker.turn_ended)
+        fg.reference_session = partial(_refer, up, "a `subagent` background item")
         self._handlers: dict[type[Any], Callable[[Any], ev.Event]] = {
             s.UserMessageChunk: partial(up.chunk, "user"),
             s.AgentMessageChunk: partial(up.chunk, "agent"),
@@ -184,81 +202,14 @@ class Session:
             s.CompactionUpdate: up.compaction,
             s.CompactionSummaryChunk: up.compaction_chunk,
         }
+        pv = self.preview = Preview(
+            session_id, tl, up, self._note, self.unstable, self.diagnostics, lambda: self.replaying
+        )
+        self._unknown = pv.install(self._handlers)
+        self._handlers[s.SubagentUpdate] = self._tree_update  # P1-P5, owned by _tree
+        self._handlers[s.ReplayComplete] = self._tree_update  # P18, P23
 
     # ----------------------------------------------------------------- read access
-
-    @property
-    def ordinal(self) -> int:
-        """How many updates have been applied."""
-        return self._tl.ordinal
-
-    @property
-    def timeline(self) -> ListView[TimelineEntry]:
-        """Messages, tool calls and compactions in first-seen order."""
-        return ListView(self._tl.entries)
-
-    def message(self, role: Role, message_id: str) -> MessageState | None:
-        """The message with that role and id, if any."""
-        return self._tl.messages[role].get(message_id)
-
-    def messages(self, role: Role) -> Mapping[str, MessageState]:
-        """All messages of one role by id."""
-        return MappingProxyType(self._tl.messages[role])
-
-    @property
-    def tool_calls(self) -> Mapping[str, ToolCallState]:
-        """Tool calls by id, in first-seen order."""
-        return MappingProxyType(self._tl.tool_calls)
-
-    @property
-    def terminals(self) -> Mapping[str, TerminalState]:
-        """Terminals by id, in first-seen order."""
-        return MappingProxyType(self._tl.terminals)
-
-    @property
-    def plans(self) -> Mapping[str, PlanState]:
-        """Plans by id, in first-seen order."""
-        return MappingProxyType(self._tl.plans)
-
-    @property
-    def compactions(self) -> Mapping[str, CompactionState]:
-        """Compactions by id."""
-        return MappingProxyType(self._tl.compactions)
-
-    @property
-    def notices(self) -> ListView[s.Notice]:
-        """Every notice received, in order (live information, not history)."""
-        return ListView(self._tl.notices)
-
-    @property
-    def notice_ordinals(self) -> ListView[int]:
-        """The ordinal each of :attr:`notices` arrived at (2.2), to anchor it in a UI."""
-        return ListView(self._tl.notice_ordinals)
-
-    @property
-    def unknown_updates(self) -> ListView[dict[str, Any]]:
-        """Updates of unknown kinds, verbatim, in arrival order."""
-        return ListView(self._tl.unknown)
-
-    @property
-    def unknown_update_ordinals(self) -> ListView[int]:
-        """The ordinal each of :attr:`unknown_updates` arrived at (2.2, 13.1)."""
-        return ListView(self._tl.unknown_ordinals)
-
-    @property
-    def unretained(self) -> ListView[TimelineEntry]:
-        """Timeline entries that a history replay did not report again."""
-        return ListView(self._tl.unretained)
-
-    @property
-    def unretained_terminals(self) -> dict[str, TerminalState]:
-        """Terminals a history replay did not report again (not in the snapshot)."""
-        return self._tl.unretained_terminals
-
-    @property
-    def unretained_plans(self) -> dict[str, PlanState]:
-        """Plans a history replay did not report again (not in the snapshot)."""
-        return self._tl.unretained_plans
 
     @property
     def state(self) -> s.StateUpdate | None:
@@ -333,7 +284,7 @@ class Session:
         self._tl.ordinal += 1
         handler = self._handlers.get(type(update))
         if handler is None:
-            return self._updates.unknown(update)
+            return self._unknown(update)
         return handler(update)
 
     def apply_run(self, updates: list[Any], events: list[ev.Event]) -> None:
@@ -361,7 +312,7 @@ class Session:
             handler = handlers.get(cls)
             for update in group:
                 tl.ordinal += 1
-                append(handler(update) if handler is not None else up.unknown(update))
+                append(handler(update) if handler is not None else self._unknown(update))
                 if side:
                     events.extend(side)
                     side.clear()
@@ -374,18 +325,18 @@ class Session:
         """Note unknown fields named like the snapshot's own keys of a ``kind`` object (R35)."""
         self._updates.check_shadowed(extra, kind, key)
 
-    def _note(
-        self, code: str, message: str, severity: Literal["warning", "error"] = "warning"
-    ) -> None:
-        self.diagnostics.append(
-            Diagnostic(
-                code=code,
-                message=message,
-                severity=severity,
-                line=self.line,
-                session_id=self.session_id,
-            )
-        )
+    def _note(self, code: str, message: str, severity: Severity = "warning") -> None:
+        note = Diagnostic(code=code, message=message, severity=severity, line=self.line)
+        self.diagnostics.append(replace(note, session_id=self.session_id))
+
+    def _tree_update(self, update: Any) -> ev.Event:
+        """``subagent_update`` / ``replay_complete``: the connection's tree applies them."""
+        plain = plain_update(update)
+        if self.tree.hook is None:  # a session on its own has no tree: kept verbatim
+            return self._updates.unknown(plain)
+        tag = plain["sessionUpdate"]
+        self.tree.hook(self, tag, plain)
+        return ev.TreeUpdateApplied(session_id=self.session_id, update=plain)
 
     def _state_update(self, u: s.StateUpdate) -> ev.Event:
         return self._fg.apply(u, self.created_by_new, self.replaying)
@@ -483,20 +434,27 @@ class Session:
         fg = self._fg
         fg.resuming = 0 if all_of_them else max(fg.resuming - 1, 0)
 
-    def begin_replay(self) -> None:
-        """Start a history replay (section 12.3): entities move to a previous generation."""
+    def begin_replay(self, *, keep_after: int | None = None) -> None:
+        """Start a history replay (section 12.3): entities move to a previous generation.
+
+        ``keep_after``: entries first seen after this ordinal stay current (P16).
+        """
         self.lifecycle = "replaying"
         self.announced = True
         self._tracker.begin_replay()
-        self._tl.begin_replay()
+        self._tl.begin_replay(keep_after)
         self._fg.turn_start = 0
 
-    def end_replay(self, ok: bool, *, why: str = "failed") -> int:
+    def end_replay(self, ok: bool, *, why: str = "failed", window: bool = False) -> int:
         """Finish a replay; return how many timeline entries were not reported again.
 
         ``ok`` is false when the resume did not succeed: ``why`` says how, for the
         ``resume-failed`` diagnostic (its error answer, or the connection ending first).
+        ``window``: the marker ended it before the response, which stays a resume
+        snapshot's until then (P19: :meth:`end_resume` closes it).
         """
+        if window:
+            self._fg.resuming += 1
         kept, lost_users = self._tl.end_replay()
         self._tracker.end_replay(self._tl.user, lost_users, ok)
         self._fg.settle_turn_start()

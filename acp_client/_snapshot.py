@@ -10,17 +10,20 @@ the foreground), never its private attributes.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from msgspec import UNSET
 
 from . import _schema as s
 from ._codec import convert
-from ._entities import TimelineEntry, restore_truncated
+from ._entities import CursorState, TimelineEntry, restore_truncated
 from ._errors import RemoteProtocolError
-from ._prompts import PermissionState, PromptState
+from ._prompts import Attempt, PermissionState, PromptState
 from ._session import Session
 from ._snapshot_write import FORMAT, entry_snapshot, session_snapshot
+from ._tree import load_tree
+from ._updates import SNAPSHOT_KEYS
 
 __all__ = ["FORMAT", "entry_snapshot", "load_session", "session_snapshot"]
 
@@ -43,6 +46,10 @@ def _load_entry(session: Session, data: dict[str, Any]) -> TimelineEntry:
         update = convert({**body, "sessionUpdate": "tool_call_update"}, s.SessionUpdate)
         session.apply(update)
         entry = session.tool_calls[body["toolCallId"]]
+    elif kind == "sessionMessage":
+        update = convert({**body, "sessionUpdate": "session_message"}, s.SessionUpdate)
+        session.apply(update)
+        entry = session.parts()[0].session_messages[body["messageId"]]
     elif kind == "compaction":
         update = convert({**body, "sessionUpdate": "compaction_update"}, s.SessionUpdate)
         session.apply(update)
@@ -53,8 +60,50 @@ def _load_entry(session: Session, data: dict[str, Any]) -> TimelineEntry:
     return entry
 
 
-def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> Session:
+def _load_attempts(prompt: PromptState, item: dict[str, Any]) -> None:
+    """A keyed PROMPT's key and ATTEMPT objects (ACP-V2-PREVIEW section 4)."""
+    key = item["idempotencyKey"]
+    if not isinstance(key, str):
+        raise TypeError("idempotencyKey: expected a string")
+    prompt.keyed(key)
+    prompt.attempts = []
+    for data in item["attempts"]:
+        attempt = Attempt(data["requestId"])
+        attempt.status = data["status"]
+        attempt.message_id = data.get("messageId")
+        attempt.error = data.get("error")
+        prompt.attempts.append(attempt)
+
+
+def _load_preview(session: Session, data: dict[str, Any], where: list[str]) -> None:
+    """The v2 Preview's opt-in keys: suggestions and cursors (docs/preview.md)."""
+    where[0] = "promptSuggestions"
+    if "promptSuggestions" in data:
+        suggestions = convert(data["promptSuggestions"], list[s.PromptSuggestion])
+        session.preview.suggestions = suggestions
+    tl = session.parts()[0]
+    where[0] = "cursors"
+    if "cursors" in data:
+        tl.cursors_seen = True
+        for i, item in enumerate(data["cursors"]):
+            where[0] = f"cursors[{i}]"
+            cursor = CursorState(item["cursorId"], tl.ordinal)
+            if "anchor" in item:
+                cursor.anchor = convert(item["anchor"], s.CursorAnchor)
+            cursor.capabilities = item.get("capabilities")
+            cursor.meta = item.get("_meta")
+            extra = {k: v for k, v in item.items() if k not in SNAPSHOT_KEYS["cursor"]}
+            cursor.extra = extra or None
+            tl.cursors[cursor.cursor_id] = cursor
+
+
+def load_session(
+    data: dict[str, Any], *, terminal_limit: int | None = None, unstable: Collection[str] = ()
+) -> Session:
     """Rebuild a live session from its SESSION snapshot object.
+
+    ``unstable``: the opt-in features the rebuilt session applies from then on (as
+    ``Session``'s); the snapshot's own opt-in keys are loaded back either way.
 
     Raises:
         ValueError: ``data`` is not a SESSION object of ``acp-client/snapshot@1`` (a missing
@@ -62,7 +111,7 @@ def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> 
     """
     where = ["sessionId"]
     try:
-        return _load(data, terminal_limit, where)
+        return _load(data, terminal_limit, where, frozenset(unstable))
     except (
         KeyError,
         TypeError,
@@ -77,14 +126,21 @@ def load_session(data: dict[str, Any], *, terminal_limit: int | None = None) -> 
         raise ValueError(f"not a snapshot@1 SESSION object: at `{where[0]}`: {detail}") from exc
 
 
-def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) -> Session:
+def _load(
+    data: dict[str, Any], terminal_limit: int | None, where: list[str], unstable: frozenset[str]
+) -> Session:
     """:func:`load_session`, keeping in ``where`` the field it is reading."""
     if not isinstance(data.get("sessionId"), str):
         raise TypeError("expected a string")
     session = Session(
-        data["sessionId"], announced=bool(data.get("announced")), terminal_limit=terminal_limit
+        data["sessionId"],
+        announced=bool(data.get("announced")),
+        terminal_limit=terminal_limit,
+        unstable=unstable,
     )
     session.protocol_version = data.get("protocolVersion")
+    where[0] = "parentSessionId"
+    load_tree(session.tree, data)
     tl, fg = session.parts()
     where[0] = "terminals"
     for i, item in enumerate(data.get("terminals", [])):
@@ -131,12 +187,19 @@ def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) ->
     tl.unknown_ordinals = [tl.ordinal] * len(tl.unknown)
     where[0] = "state"
     if "state" in data:
-        fg.state = convert({**data["state"], "sessionUpdate": "state_update"}, s.SessionUpdate)
+        state = {**data["state"], "sessionUpdate": "state_update"}
+        fg.state = convert(state, s.SessionUpdate)
+        if "lastKnownState" in data:  # the opt-in `unknown` state and what it replaced (P32)
+            where[0] = "lastKnownState"
+            fg.state = convert(state, s.UnknownStateUpdate)
+            last = {**data["lastKnownState"], "sessionUpdate": "state_update"}
+            fg.last_known = convert(last, s.SessionUpdate)
         background = fg.state.background if fg.state is not None else UNSET
         if isinstance(background, list):
             fg.background = background
             fg.background_reported = True
-        if fg.state is not None and fg.state.state in ("running", "requires_action"):
+        known = fg.last_known if fg.last_known is not None else fg.state
+        if known is not None and known.state in ("running", "requires_action"):
             fg.work_start = 0
     where[0] = "completedTurns"
     fg.completed = list(data.get("completedTurns", []))
@@ -151,6 +214,8 @@ def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) ->
         prompt.status = item.get("status", "pending")
         prompt.echoed = bool(item.get("echoed"))
         prompt.error = item.get("error")
+        if "idempotencyKey" in item:
+            _load_attempts(prompt, item)
         message_id = item.get("messageId")
         session.add_prompt(prompt)
         if isinstance(message_id, str):
@@ -178,6 +243,7 @@ def _load(data: dict[str, Any], terminal_limit: int | None, where: list[str]) ->
         where[0] = f"unretained[{i}]"
         # each on its own: two replays can leave two entries of one id here
         tl.unretained.append(_load_entry(Session(session.session_id), item))
+    _load_preview(session, data, where)
     where[0] = "$"
     fg.settle_turn_start()
     session.side_events.clear()  # rebuilding the state is no news

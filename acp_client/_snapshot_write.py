@@ -18,14 +18,20 @@ from . import _schema as s
 from ._codec import to_builtins
 from ._entities import (
     CompactionState,
+    CursorState,
     MessageState,
     PlanState,
+    SessionMessageState,
     TerminalState,
     TimelineEntry,
     ToolCallState,
     stored_blocks,
 )
+from ._foreground import Foreground
+from ._preview import Preview
 from ._prompts import PermissionState, PromptState
+from ._timeline import Timeline
+from ._tree import Node
 from ._updates import SNAPSHOT_KEYS
 
 __all__ = ["FORMAT", "Readable", "entry_snapshot", "session_snapshot"]
@@ -46,7 +52,10 @@ class Readable(Protocol):
     session_info: dict[str, Any] | None
     usage: dict[str, Any] | None
     prompts: list[PromptState]
+    tree: Node
+    preview: Preview
 
+    def parts(self) -> tuple[Timeline, Foreground]: ...
     @property
     def state(self) -> s.StateUpdate | None: ...
     @property
@@ -125,7 +134,7 @@ def _blocks(content: list[Any]) -> list[Any]:
 
 
 def entry_snapshot(entry: TimelineEntry) -> dict[str, Any]:
-    """The MESSAGE, TOOL_CALL or COMPACTION object of one timeline entry."""
+    """The MESSAGE, TOOL_CALL, COMPACTION or SESSION_MESSAGE object of one timeline entry."""
     out: dict[str, Any]
     if type(entry) is MessageState:
         out = {
@@ -150,6 +159,17 @@ def entry_snapshot(entry: TimelineEntry) -> dict[str, Any]:
             out["rawOutput"] = entry.raw_output
         if entry.capabilities is not None:
             out["capabilities"] = _plain(entry.capabilities)
+    elif type(entry) is SessionMessageState:
+        out = {"entry": "sessionMessage", "messageId": entry.message_id}
+        for key, value in (
+            ("senderSessionId", entry.sender_session_id),
+            ("recipientSessionId", entry.recipient_session_id),
+            ("senderMessageId", entry.sender_message_id),
+            ("recipientMessageId", entry.recipient_message_id),
+        ):
+            if value is not None:
+                out[key] = value
+        out["content"] = _blocks(stored_blocks(entry))
     else:
         assert type(entry) is CompactionState
         out = {
@@ -195,6 +215,9 @@ def _prompt_snapshot(prompt: PromptState) -> dict[str, Any]:
     out["echoed"] = prompt.echoed
     if prompt.error is not None:
         out["error"] = _plain(prompt.error)
+    if prompt.attempts is not None:  # ACP-V2-PREVIEW section 4: only for a keyed one
+        out["idempotencyKey"] = prompt.idempotency_key
+        out["attempts"] = [_plain(attempt.snapshot()) for attempt in prompt.attempts]
     return out
 
 
@@ -276,4 +299,41 @@ def session_snapshot(session: Readable) -> dict[str, Any]:
     out["permissionRequests"] = [_permission_snapshot(p) for p in session.permission_requests]
     out["unknownUpdates"] = list(session.unknown_updates)
     out["unretained"] = [entry_snapshot(entry) for entry in session.unretained]
+    _tree_keys(session.tree, out)
+    _preview_keys(session, out)
     return out
+
+
+def _preview_keys(session: Readable, out: dict[str, Any]) -> None:
+    """The v2 Preview's opt-in SESSION keys, each absent when unused (docs/preview.md)."""
+    suggestions = session.preview.suggestions
+    if suggestions is not None:
+        out["promptSuggestions"] = _plain(suggestions)
+    tl, fg = session.parts()
+    if tl.cursors_seen:
+        out["cursors"] = [_cursor_snapshot(cursor) for cursor in tl.cursors.values()]
+    if fg.last_known is not None and type(fg.state) is s.UnknownStateUpdate:
+        out["lastKnownState"] = _state_payload(fg.last_known)
+
+
+def _cursor_snapshot(cursor: CursorState) -> dict[str, Any]:
+    out: dict[str, Any] = {"cursorId": cursor.cursor_id}
+    if cursor.anchor is not None:
+        out["anchor"] = _plain(cursor.anchor)
+    if cursor.capabilities is not None:
+        out["capabilities"] = cursor.capabilities
+    if cursor.meta:
+        out["_meta"] = cursor.meta
+    _put_extra(out, cursor.extra)
+    return out
+
+
+def _tree_keys(node: Node, out: dict[str, Any]) -> None:
+    """ACP-V2-PREVIEW section 4: the tree and replay keys, each absent when unused (X0)."""
+    if node.parent_id is not None:
+        out["parentSessionId"] = node.parent_id
+        out["subagent"] = _plain(node.subagent or {})
+    if node.children:
+        out["children"] = list(node.children)
+    if node.replay is not None and node.replay.shown:
+        out["replay"] = node.replay.snapshot()

@@ -1,8 +1,9 @@
 """The entity stores of one session and its timeline (ACP-V2-CLIENT-STATE.md 2.2, 2.3, 12.3).
 
 A :class:`Timeline` owns what a session knows about its entities: the update ordinal (2.2),
-the timeline of messages, tool calls and compactions in first-seen order (2.3), the stores
-by id (messages per role, tool calls, terminals, plans, compactions), notices and unknown
+the timeline of messages, tool calls, compactions and session messages in first-seen order
+(2.3), the stores by id (messages per role, tool calls, terminals, plans, compactions,
+session messages and cursors, ACP v2 Preview P12, P40), notices and unknown
 updates with the ordinals they arrived at, and the replay generations (12.3): what a
 history replay did not report again moves to ``unretained``.
 
@@ -20,7 +21,7 @@ from . import _entities as en
 
 __all__ = ["Timeline"]
 
-E = TypeVar("E", en.ToolCallState, en.CompactionState)
+E = TypeVar("E", en.ToolCallState, en.CompactionState, en.SessionMessageState)
 _Side = tuple[dict[str, en.TerminalState], dict[str, en.PlanState]]  # terminals, plans
 
 
@@ -46,6 +47,8 @@ class Timeline:
     __slots__ = (
         "agent",
         "compactions",
+        "cursors",
+        "cursors_seen",
         "entries",
         "messages",
         "notice_ordinals",
@@ -53,7 +56,9 @@ class Timeline:
         "ordinal",
         "plans",
         "previous",
+        "previous_cursors",
         "previous_side",
+        "session_messages",
         "terminal_limit",
         "terminals",
         "thought",
@@ -78,6 +83,8 @@ class Timeline:
         self.unretained_plans: dict[str, en.PlanState] = {}
         self.previous: dict[tuple[str, str], en.TimelineEntry] | None = None
         self.previous_side: _Side | None = None
+        self.cursors_seen = False  # a cursor was ever seen (the snapshot's `cursors` key)
+        self.previous_cursors: dict[str, en.CursorState] | None = None
         self._new_generation()
 
     def _new_generation(self) -> None:
@@ -95,6 +102,8 @@ class Timeline:
         self.terminals: dict[str, en.TerminalState] = {}
         self.plans: dict[str, en.PlanState] = {}
         self.compactions: dict[str, en.CompactionState] = {}
+        self.session_messages: dict[str, en.SessionMessageState] = {}
+        self.cursors: dict[str, en.CursorState] = {}
 
     # ------------------------------------------------------------ get or create
 
@@ -123,6 +132,28 @@ class Timeline:
         found = store[key] = cls(key, self.ordinal)
         self.entries.append(found)
         return found, True
+
+    def session_message(self, message_id: str) -> tuple[en.SessionMessageState, bool]:
+        """The session message with this id, created (and placed) if new (P12, P13)."""
+        return self._placed(self.session_messages, en.SessionMessageState, message_id)
+
+    def cursor(self, cursor_id: str) -> tuple[en.CursorState, bool]:
+        """The cursor with this id, created if new (P40).
+
+        One a running replay moved away is carried into the new generation with its stored
+        anchor (P44).
+        """
+        found = self.cursors.get(cursor_id)
+        if found is not None:
+            return found, False
+        old = self.previous_cursors.pop(cursor_id, None) if self.previous_cursors else None
+        self.cursors_seen = True
+        self.cursors[cursor_id] = found = old or en.CursorState(cursor_id, self.ordinal)
+        return found, old is None
+
+    def remove_plan(self, plan_id: str) -> bool:
+        """Delete a plan (P45); return whether there was one."""
+        return self.plans.pop(plan_id, None) is not None
 
     def terminal(self, terminal_id: str) -> tuple[en.TerminalState, bool]:
         """The terminal with this id, created if new (terminals are not placed, 8)."""
@@ -184,16 +215,33 @@ class Timeline:
 
     # ------------------------------------------------------------------ replay
 
-    def begin_replay(self) -> None:
-        """A history replay starts (12.3): the entities become the previous generation."""
-        self.previous = {entry.key: entry for entry in self.entries}
+    def begin_replay(self, keep_after: int | None = None) -> None:
+        """A history replay starts (12.3): the entities become the previous generation.
+
+        ``keep_after``: entries first seen after this ordinal stay (a child joining its
+        parent's replay keeps what arrived after the request was sent, P16).
+        """
+        kept = [] if keep_after is None else [e for e in self.entries if e.first_seen > keep_after]
+        moved = {id(entry) for entry in kept}
+        self.previous = {e.key: e for e in self.entries if id(e) not in moved}
         for call in self.tool_calls.values():
             # 12.3 step 3: local cancellation overlays and pending entity cancels are
             # dropped; what the replay does not report again keeps the agent's own status.
             call.locally_cancelled = False
             call.cancel_pending = False
         self.previous_side = (self.terminals, self.plans)
+        self.previous_cursors = self.cursors
         self._new_generation()
+        for entry in kept:
+            self.entries.append(entry)
+            if isinstance(entry, en.MessageState):
+                self.messages[entry.role][entry.message_id] = entry
+            elif isinstance(entry, en.ToolCallState):
+                self.tool_calls[entry.tool_call_id] = entry
+            elif isinstance(entry, en.SessionMessageState):
+                self.session_messages[entry.message_id] = entry
+            else:
+                self.compactions[entry.compaction_id] = entry
 
     def end_replay(self) -> tuple[int, set[str]]:
         """Finish a replay: return how many entries it lost, and the lost user message ids.
@@ -204,6 +252,7 @@ class Timeline:
         """
         previous = self.previous or {}
         self.previous = None
+        self.previous_cursors = None  # cursors not announced again are dropped (P44)
         kept = 0
         current = {entry.key for entry in self.entries}
         self.unretained[:] = [entry for entry in self.unretained if entry.key not in current]

@@ -22,6 +22,7 @@ from msgspec import UNSET
 from . import _events as ev
 from . import _schema as s
 from ._checks import command_problems, config_problems, relative_path
+from ._codec import to_builtins
 from ._entities import FINISHED_STATUSES, MessageState, Role, compact, decode_base64
 from ._errors import INVALID_PARAMS, RemoteProtocolError
 from ._patch import meta_patch, patch_extra
@@ -32,6 +33,7 @@ __all__ = [
     "EntityUpdates",
     "Lists",
     "append_chunk",
+    "replaced_content",
     "commands_update",
     "config_update",
     "runs_of",
@@ -54,6 +56,10 @@ SNAPSHOT_KEYS = {
     | {"toolCallId", "title", "name", "kind", "status", "locations", "rawInput", "rawOutput"}
     | {"capabilities"},
     "compaction": _ENTRY_KEYS | {"compactionId", "status", "summary", "error"},
+    "session message": _ENTRY_KEYS
+    | {"messageId", "senderSessionId", "recipientSessionId", "senderMessageId"}
+    | {"recipientMessageId"},
+    "cursor": frozenset({"cursorId", "anchor", "capabilities", "_meta"}),
     "terminal": frozenset(
         {"terminalId", "command", "cwd", "output", "exitStatus", "size", "capabilities"}
         | {"_meta", "truncatedBytes"}
@@ -85,12 +91,16 @@ def append_chunk(entity: Any, content: list[Any], item: Any, meta: Any) -> None:
     content.append(item)
 
 
-def _replaced(entity: Any, value: Any) -> tuple[list[Any], ev.ContentChange]:
+def replaced_content(entity: Any, value: Any) -> tuple[list[Any], ev.ContentChange]:
     """An upsert's content array (PATCH: not ``UNSET``): the new list and what changed."""
     entity.chunk_meta = None
     if value:
         return list(value), "replaced"
     return [], "cleared"
+
+
+def _no_reference_check(session_id: str, what: str) -> None:
+    """Until a session's Preview part connects the check (P9)."""
 
 
 class EntityUpdates:
@@ -106,7 +116,7 @@ class EntityUpdates:
             links its prompts, 10.4).
     """
 
-    __slots__ = ("_note", "_side", "_user_message", "session_id", "tl")
+    __slots__ = ("_note", "_side", "_user_message", "refer", "session_id", "tl")
 
     def __init__(
         self,
@@ -121,6 +131,8 @@ class EntityUpdates:
         self._note = note
         self._side = side_events
         self._user_message = user_message
+        self.refer: Callable[[str, str], None] = _no_reference_check
+        """``refer(session_id, what)``: a reference to a session was read (P9)."""
 
     # ------------------------------------------------------------ checks
 
@@ -135,7 +147,7 @@ class EntityUpdates:
                 " out of the snapshot",
             )
 
-    def _patched(self, entity: Any, u: Any, kind: str, key: str) -> None:
+    def patched(self, entity: Any, u: Any, kind: str, key: str) -> None:
         """End an upsert: META-PATCH ``_meta``, PATCH unknown fields (R35), last changed."""
         entity.meta = meta_patch(entity.meta, u.meta)
         if u.extra is not UNSET:
@@ -147,6 +159,8 @@ class EntityUpdates:
         """R22, A15, A24: a terminal reference creates it; a diff's paths are absolute."""
         if type(item) is s.Terminal:
             self.reference_terminal(item.terminal_id)
+        elif type(item) is s.SessionReference:
+            self.refer(item.session_id, "a tool call's `session` content")
         elif type(item) is s.Diff:
             for change in item.changes:
                 for path in (getattr(change, "path", None), getattr(change, "old_path", None)):
@@ -254,8 +268,8 @@ class EntityUpdates:
         msg, created = self._message_of(role, u.message_id)
         change: ev.ContentChange = "unchanged"
         if u.content is not UNSET:
-            msg._content, change = _replaced(msg, u.content)
-        self._patched(msg, u, "message", u.message_id)
+            msg._content, change = replaced_content(msg, u.content)
+        self.patched(msg, u, "message", u.message_id)
         return ev.MessageUpserted(self.session_id, role, u.message_id, created, change)
 
     # -------------------------------------------------------- tool calls (7)
@@ -276,7 +290,7 @@ class EntityUpdates:
                 call.cancel_pending = False
         change: ev.ContentChange = "unchanged"
         if u.content is not UNSET:
-            call._content, change = _replaced(call, u.content)
+            call._content, change = replaced_content(call, u.content)
             for item in call._content:
                 self._check_item(item)
         if u.locations is not UNSET:
@@ -293,7 +307,7 @@ class EntityUpdates:
             call.capabilities = u.capabilities
         if (u.status is not UNSET or u.capabilities is not UNSET) and call.finished:
             self._check_final_cancel(call.capabilities, f"tool call {u.tool_call_id!r}")
-        self._patched(call, u, "tool call", u.tool_call_id)
+        self.patched(call, u, "tool call", u.tool_call_id)
         return ev.ToolCallUpserted(self.session_id, u.tool_call_id, created, change)
 
     def tool_call_chunk(self, u: s.ToolCallContentChunk) -> ev.Event:
@@ -342,7 +356,7 @@ class EntityUpdates:
             term.capabilities = u.capabilities
         if (u.exit_status is not UNSET or u.capabilities is not UNSET) and term.exited:
             self._check_final_cancel(term.capabilities, f"terminal {u.terminal_id!r}")
-        self._patched(term, u, "terminal", u.terminal_id)
+        self.patched(term, u, "terminal", u.terminal_id)
         return ev.TerminalUpserted(self.session_id, u.terminal_id, created, change)
 
     def terminal_chunk(self, u: s.TerminalOutputChunk) -> ev.Event:
@@ -401,7 +415,7 @@ class EntityUpdates:
     def plan(self, u: s.PlanUpdate) -> ev.Event:
         """A ``plan_update``: the plan with its ``planId`` replaced whole (9.1)."""
         plan = u.plan
-        plan_id = plan.plan_id if type(plan) is s.PlanItems else plan.get("planId")  # type: ignore[union-attr]
+        plan_id = plan.get("planId") if type(plan) is dict else plan.plan_id  # type: ignore[union-attr]
         if not isinstance(plan_id, str):
             return self.reject(u, "malformed-update", "plan_update without a string `planId`")
         created = self.tl.set_plan(plan_id, plan)
@@ -413,10 +427,10 @@ class EntityUpdates:
         comp.status = u.status
         change: ev.ContentChange = "unchanged"
         if u.summary is not UNSET:
-            comp._summary, change = _replaced(comp, u.summary)
+            comp._summary, change = replaced_content(comp, u.summary)
         if u.error is not UNSET:
             comp.error = u.error
-        self._patched(comp, u, "compaction", u.compaction_id)
+        self.patched(comp, u, "compaction", u.compaction_id)
         return ev.CompactionUpserted(self.session_id, u.compaction_id, created, change)
 
     def compaction_chunk(self, u: s.CompactionSummaryChunk) -> ev.Event:
@@ -430,6 +444,10 @@ class EntityUpdates:
         """A ``notice``: kept in order, live information, not history (5)."""
         self.tl.add_notice(u)
         return ev.NoticeReceived(session_id=self.session_id, notice=u)
+
+    def raw(self, update: Any) -> ev.Event:
+        """A known update this part does not apply (yet): kept as its raw JSON (13.1)."""
+        return self.unknown(to_builtins(update))
 
     def unknown(self, update: Any) -> ev.Event:
         """An update of an unknown kind, kept verbatim (13.1)."""

@@ -28,12 +28,17 @@ The kinds:
 * the conversation: :class:`MessageChunkAppended`, :class:`MessageUpserted`,
   :class:`ToolCallChunkAppended`, :class:`ToolCallUpserted`,
   :class:`TerminalOutputAppended`, :class:`TerminalUpserted`, :class:`PlanUpdated`,
-  :class:`CompactionChunkAppended`, :class:`CompactionUpserted`;
+  :class:`PlanRemoved`, :class:`CompactionChunkAppended`, :class:`CompactionUpserted`,
+  :class:`SessionMessageUpserted`, :class:`SessionMessageChunkAppended` (inter-session
+  messages of the v2 Preview);
+* opt-in (unstable) session state: :class:`PromptSuggestionsUpdated`,
+  :class:`CursorUpserted`;
 * the session around it: :class:`AvailableCommandsUpdated`, :class:`ConfigOptionsUpdated`,
   :class:`SessionInfoUpdated`, :class:`UsageUpdated`, :class:`NoticeReceived`,
   :class:`StateChanged`, :class:`UnknownUpdateReceived`, :class:`UpdateRejected`;
 * its life: :class:`SessionCreated`, :class:`SessionAnnounced`, :class:`SessionClosed`,
-  :class:`ReplayStarted`, :class:`ReplayFinished`, :class:`CancelRequested`;
+  :class:`ReplayStarted`, :class:`ReplayFinished`, :class:`CancelRequested`,
+  :class:`TreeUpdateApplied` (a child announced, a replay's end marker);
 * prompts and permissions: :class:`PromptSent`, :class:`PromptAccepted`,
   :class:`PromptRejected`, :class:`PromptEchoed`, :class:`PermissionRequested`,
   :class:`PermissionAnswered`, :class:`PermissionWithdrawn`;

@@ -29,7 +29,7 @@ as it goes, so that ``acp-client replay`` of the recording gives the same snapsh
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager
 from typing import IO, Any
 
@@ -133,6 +133,8 @@ class AgentConnection(Pump):
             bound it with ``trio.fail_after`` or ``trio.move_on_after``.
         max_line: the longest line accepted from the agent.
         terminal_limit: per-terminal byte retention limit (``None``: keep every byte).
+        unstable: opt-in (unstable) features of the ACP v2 Preview the sessions apply
+            (``"prompt_suggestions"``, ``"cursors"``, ``"unknown_state"``; see ``Connection``).
 
     Attributes:
         stderr_lines: the agent's stderr lines; past twice :attr:`STDERR_LINES_KEPT`,
@@ -215,8 +217,17 @@ class AgentConnection(Pump):
             params.replay_from = s.ReplayFromStart()
         return await self._call("session/resume", params)
 
-    async def prompt(self, session_id: str, prompt: str | Sequence[s.ContentBlock]) -> PromptHandle:
+    async def prompt(
+        self,
+        session_id: str,
+        prompt: str | Sequence[s.ContentBlock],
+        *,
+        idempotency_key: str | bool | None = None,
+    ) -> PromptHandle:
         """Send a prompt; return once the agent inserted it (with its ``messageId``).
+
+        ``idempotency_key``: as :meth:`Connection.send_prompt` (v2 Preview): sent again with
+        the same key and content, the prompt is a retry the agent inserts at most once.
 
         Raises:
             RequestFailed: the agent rejected the prompt (it was not inserted).
@@ -226,7 +237,10 @@ class AgentConnection(Pump):
         """
         blocks = [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt)
         sent, _ = await self._send_request(
-            "session/prompt", lambda: self.connection.send_prompt(session_id, blocks)
+            "session/prompt",
+            lambda: self.connection.send_prompt(
+                session_id, blocks, idempotency_key=idempotency_key
+            ),
         )
         state = self.connection.prompt(sent.request_id)
         session = self.connection.session(session_id)
@@ -291,6 +305,7 @@ async def open_agent(
     terminal_limit: int | None = None,
     exit_timeout: float = 5.0,
     own_session: bool = False,
+    unstable: Collection[str] = (),
 ) -> AsyncIterator[AgentConnection]:
     """Start an agent process and yield the :class:`AgentConnection` speaking to it.
 
@@ -302,7 +317,8 @@ async def open_agent(
     is killed. With its own session, whatever is left of its process group when the
     connection ends (children of an agent that exited too) is stopped: ``SIGTERM``, then
     ``SIGKILL`` a second later. The recording file is opened once the agent has started, so
-    a command that cannot start leaves an earlier recording as it was.
+    a command that cannot start leaves an earlier recording as it was. ``unstable`` opts the
+    sessions into unstable features (as :class:`AgentConnection`'s).
     """
     group = own_session and os.name == "posix"
     process = await trio.lowlevel.open_process(
@@ -333,6 +349,7 @@ async def open_agent(
         request_timeout=request_timeout,
         max_line=max_line,
         terminal_limit=terminal_limit,
+        unstable=unstable,
     )
     agent._process_watched = True  # _watch_exit reports the exit status
     try:

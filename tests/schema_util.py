@@ -79,6 +79,16 @@ def defs() -> dict[str, Any]:
     return result
 
 
+@functools.cache
+def unstable_defs() -> dict[str, Any]:
+    """The ``$defs`` of the official *unstable* v2 schema (the draft shapes the v2 Preview
+    made stable or baseline are checked against it)."""
+    official_schema()  # skips or fails the same way when the package is missing
+    path = SCHEMA_PATH.with_name("schema.unstable.json")
+    result: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))["$defs"]
+    return result
+
+
 def sub_schema(name: str) -> dict[str, Any]:
     """``#/$defs/<name>`` as a schema of its own (the full ``$defs`` attached)."""
     return {"$ref": f"#/$defs/{name}", "$defs": defs()}

@@ -637,3 +637,22 @@ def test_a_run_with_every_stop_signal_ignored_still_runs() -> None:
         preexec_fn=ignore_all,
     )
     assert out.returncode == 0, out.stderr.decode()
+
+
+def test_run_and_replay_agree_on_a_child_session(tmp_path: Path) -> None:
+    """ACP-V2-PREVIEW 3.1: ``run`` and ``replay`` of its recording give the same tree."""
+    need_node()
+    record = tmp_path / "rec.jsonl"
+    out = run("--json", "--record", str(record), "--prompt", "subagent hello", "--", *V2)
+    assert out.returncode == 0, out.stderr.decode()
+    snap = json.loads(out.stdout)
+    assert [s["sessionId"] for s in snap["sessions"]] == ["sess-1", "sess-1-child-1"]
+    assert snap["sessions"][1]["parentSessionId"] == "sess-1"
+    assert replay_log(str(record)).snapshot() == snap
+    shown = subprocess.run(
+        [sys.executable, "-m", "acp_client.cli", "replay", str(record)],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert b"subagent sess-1-child-1" in shown.stdout and b"child of sess-1" in shown.stdout

@@ -164,6 +164,7 @@ tool_call_content = st.one_of(
         meta=meta,
     ),
     build(s.Terminal, terminal_id=txt, meta=meta),
+    build(s.SessionReference, session_id=txt, meta=meta),
     raw_variant("type", ["_acme/table", "image_diff"]),
 )
 tool_call_fields = {
@@ -201,7 +202,8 @@ tool_call_fields = {
 background_item = st.one_of(
     build(s.BackgroundTerminal, terminal_id=txt, meta=meta),
     build(s.BackgroundToolCall, tool_call_id=txt, meta=meta),
-    raw_variant("type", ["subagent", "_cron"]),
+    build(s.BackgroundSubagent, session_id=txt, meta=meta),
+    raw_variant("type", ["_cron"]),
 )
 error_object = build(
     s.Error,
@@ -317,7 +319,9 @@ session_update: st.SearchStrategy[Any] = st.one_of(
     build(
         s.PlanUpdate,
         plan=build(s.PlanItems, plan_id=txt, entries=st.lists(plan_entry, max_size=3), meta=meta)
-        | raw_variant("type", ["markdown", "file"], planId=txt),
+        | build(s.PlanMarkdown, plan_id=txt, content=txt, meta=meta)
+        | build(s.PlanFile, plan_id=txt, uri=txt, meta=meta)
+        | raw_variant("type", ["_board"], planId=txt),
         meta=meta,
     ),
     build(s.AvailableCommandsUpdate, available_commands=st.lists(command, max_size=3), meta=meta),
@@ -353,7 +357,39 @@ session_update: st.SearchStrategy[Any] = st.one_of(
         meta=meta,
     ),
     build(s.CompactionSummaryChunk, compaction_id=txt, content=content_block, meta=meta),
-    raw_variant("sessionUpdate", ["_acme/progress", "plan_removed", "tool_call"]),
+    # the v2 Preview's stable additions (P0)
+    build(s.PlanRemoved, plan_id=txt, meta=meta),
+    build(s.ReplayComplete, meta=meta),
+    build(
+        s.SubagentUpdate,
+        session_id=txt,
+        title=opt(txt),
+        description=opt(txt),
+        capabilities=opt(
+            build(
+                s.SubagentSessionCapabilities,
+                cancel=opt(build(s.SessionCancelCapabilities, meta=meta)),
+                meta=meta,
+            )
+        ),
+        state=opt(build(s.StateSnapshot, state=st.just("running"), meta=meta)),
+        cwd=opt(txt),
+        additional_directories=opt(st.lists(txt, max_size=2)),
+        meta=meta,
+    ),
+    build(
+        s.SessionMessage,
+        message_id=txt,
+        sender_session_id=opt(txt),
+        recipient_session_id=opt(txt),
+        sender_message_id=opt(txt),
+        recipient_message_id=opt(txt),
+        content=opt(st.lists(content_block, max_size=2)),
+        meta=meta,
+    ),
+    build(s.SessionMessageChunk, message_id=txt, content=content_block, meta=meta),
+    # unstable: raw unless opted in
+    raw_variant("sessionUpdate", ["_acme/progress", "cursor_update", "tool_call"]),
 )
 update_params = build(s.UpdateSessionNotification, session_id=txt, update=session_update, meta=meta)
 update_notification = st.builds(
@@ -398,6 +434,7 @@ prompt_request = build(
     s.PromptRequest,
     session_id=txt,
     prompt=st.lists(content_block, min_size=1, max_size=3),
+    idempotency_key=st.just(UNSET) | st.none() | st.text(min_size=1, max_size=255),
     meta=meta,
 )
 request_ids = st.integers(min_value=-(2**63), max_value=2**63 - 1) | txt

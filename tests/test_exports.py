@@ -51,7 +51,11 @@ PINNED = {
         "ReplayFinished", "ReplayStarted", "ResponseReceived", "SessionAnnounced",
         "SessionClosed", "SessionCreated", "SessionInfoUpdated", "StateChanged",
         "TerminalOutputAppended", "TerminalUpserted", "ToolCallChunkAppended", "ToolCallUpserted",
-        "UnknownUpdateReceived", "UnmatchedResponseReceived", "UpdateRejected", "UsageUpdated",
+        "TreeUpdateApplied", "UnknownUpdateReceived", "UnmatchedResponseReceived",
+        "UpdateRejected", "UsageUpdated",
+        # the v2 Preview (docs/preview.md)
+        "PlanRemoved", "SessionMessageUpserted", "SessionMessageChunkAppended",
+        "PromptSuggestionsUpdated", "CursorUpserted",
     },
     "acp_client.transport": {
         "AgentConnection", "AgentError", "AgentExited", "PermissionHandler", "PromptHandle",

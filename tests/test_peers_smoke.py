@@ -543,6 +543,7 @@ def test_v2_resume_replays_history(v2: Peer) -> None:
         "terminal_update",
         "plan_update",
         "usage_update",
+        "replay_complete",  # the v2 Preview's end of the replayed history (P18)
         "state_update",
     ]
     upd = updates(replay)

@@ -1,7 +1,9 @@
 """Every rule the code cites is in docs/, and every documented rule is cited by a test.
 
 The code and the tests cite the project's rules reference (docs/rules.md) by id: ``R8``
-(resolutions), ``C21`` (client obligations), ``A19`` (Agent obligations), and by section
+(resolutions), ``C21`` (client obligations), ``A19`` (Agent obligations), the v2 Preview
+addendum (docs/preview.md) by ``P12`` (its rules), ``R66``-``R86`` (its resolutions) and
+``B7`` (its scenarios, each a test named ``test_b7_...``), and by section
 (``section 6.3``, ``ACP-V2-CLIENT-STATE.md 12.5``, ``spec section 2.4``). The other documents
 of docs/ are cited by name and section: ``V1-TO-V2 8`` / ``V1-TO-V2.md section 3.2``
 (docs/v1-to-v2.md), ``LOG-FORMATS 1.10`` (docs/log-formats.md), ``SNAPSHOT.md PERMISSION``
@@ -39,14 +41,15 @@ DOC_FILES = {
     "v1-to-v2": "v1-to-v2.md",
     "log-formats": "log-formats.md",
     "snapshot": "snapshot.md",
+    "preview": "preview.md",
 }
 
-# A rule id: R1..R65, C1..C30, A1..A29 (not part of a longer word or number).
-RULE_ID = re.compile(r"(?<![\w\-.+])([RCA])([1-9][0-9]?)(?![\w\-+]|\.\d)")
+# A rule id: R1..R86, C1..C30, A1..A29, P0..P46, B1..B25 (not part of a longer word or number).
+RULE_ID = re.compile(r"(?<![\w\-.+])(?:[RCAB][1-9][0-9]?|P(?:0|[1-9][0-9]?))(?![\w\-+]|\.\d)")
 # String literal tokens (Python 3.12 splits f-strings into parts).
 STRING_TOKENS = {tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
 # A rule id as part of a test's name: ``test_r5_chunk_...``.
-TEST_NAME_ID = re.compile(r"[rca][1-9][0-9]?")
+TEST_NAME_ID = re.compile(r"[rcab][1-9][0-9]?|p(?:0|[1-9][0-9]?)")
 # "C1" also names the C1 control characters (U+0080-U+009F): not a rule there.
 CONTROL_CONTEXT = re.compile(r"\bC0\b|\bDEL\b|\bESC\b|\bCSI\b|\bOSC\b|U\+00[89]|control")
 
@@ -289,10 +292,16 @@ def entries(doc: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def documented_rule_ids() -> list[str]:
-    """The R, C and A ids docs/rules.md defines, in document order."""
-    text = (DOCS / "rules.md").read_text(encoding="utf-8")
+def documented_rule_ids(name: str = "rules.md") -> list[str]:
+    """The ids a document of docs/ defines, in document order (R, C and A in rules.md;
+    P, R66-R86 and B in preview.md)."""
+    text = (DOCS / name).read_text(encoding="utf-8")
     return [m for m in _ANCHOR.findall(text) if RULE_ID.fullmatch(m)]
+
+
+def _id_entries() -> frozenset[str]:
+    """Every rule id docs/ defines (rules.md and the Preview addendum)."""
+    return entries("rules") | frozenset(documented_rule_ids("preview.md"))
 
 
 def test_the_docs_exist() -> None:
@@ -320,7 +329,7 @@ def _anchors(text: str) -> set[str]:
     return slugs | set(_ANCHOR.findall(text))
 
 
-@pytest.mark.parametrize("name", ["rules.md", "README.md"])
+@pytest.mark.parametrize("name", ["rules.md", "README.md", "preview.md"])
 def test_links_of_the_rules_docs_resolve(name: str) -> None:
     text = (DOCS / name).read_text(encoding="utf-8")
     links = re.findall(r"\]\(([^)\s]+)\)", text)
@@ -414,8 +423,9 @@ def test_appendix_a_scenario_names_are_no_rule_ids() -> None:
 def test_every_cited_rule_and_section_exists_in_docs() -> None:
     citations = _all_citations()
     assert len(citations) > 300  # the scanner sees the citations at all
+    ids = _id_entries()
     missing = [
-        str(c) for c in citations if c.target not in entries("rules" if c.doc == "id" else c.doc)
+        str(c) for c in citations if c.target not in (ids if c.doc == "id" else entries(c.doc))
     ]
     assert missing == [], "\n".join(missing)
 
@@ -434,6 +444,44 @@ def test_every_documented_rule_is_cited_by_a_test() -> None:
     }
     uncited = [r for r in documented_rule_ids() if r not in cited and r not in HOST_ONLY]
     assert uncited == []
+
+
+def test_preview_md_defines_its_ids_once_in_order() -> None:
+    assert documented_rule_ids("preview.md") == (
+        [f"P{n}" for n in range(47)]
+        + [f"R{n}" for n in range(66, 87)]
+        + [f"B{n}" for n in range(1, 26)]
+    )
+
+
+# Every id of wt-preview-b is cited by its tests now.
+PENDING_PREVIEW_B: frozenset[str] = frozenset()
+
+
+def _test_names() -> set[str]:
+    names: set[str] = set()
+    for path in _python_files(ROOT / "tests"):
+        names |= set(re.findall(r"^\s*(?:async\s+)?def (test_\w+)", path.read_text("utf-8"), re.M))
+    return names
+
+
+def test_every_preview_rule_is_cited_by_a_test() -> None:
+    cited = {
+        c.target for c in _all_citations() if c.doc == "id" and c.path.startswith("tests/test_")
+    }
+    rules = [r for r in documented_rule_ids("preview.md") if not r.startswith("B")]
+    assert [r for r in rules if r not in cited and r not in PENDING_PREVIEW_B] == []
+
+
+def test_every_preview_scenario_has_a_test_named_after_it() -> None:
+    names = _test_names()
+    scenarios = [b for b in documented_rule_ids("preview.md") if b.startswith("B")]
+    missing = [
+        b
+        for b in scenarios
+        if b not in PENDING_PREVIEW_B and not any(n.startswith(f"test_{b.lower()}_") for n in names)
+    ]
+    assert missing == []
 
 
 @pytest.mark.parametrize("rule", sorted(HOST_ONLY))

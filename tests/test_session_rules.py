@@ -221,12 +221,11 @@ def test_r36_v1_only_names_are_unknown_variants() -> None:
 
 
 def test_r37_draft_variants_without_opt_in_are_unknown() -> None:
+    """R37 as the v2 Preview amends it (P0): only the still-unstable kinds need an opt-in."""
     log = Log()
     drafts = [
-        {"sessionUpdate": "plan_removed", "planId": "p1"},
-        {"sessionUpdate": "subagent_update", "sessionId": "child"},
-        {"sessionUpdate": "session_message", "messageId": "sm1", "content": [text("x")]},
-        {"sessionUpdate": "session_message_chunk", "messageId": "sm1", "content": text("x")},
+        {"sessionUpdate": "prompt_suggestions_update", "suggestions": []},
+        {"sessionUpdate": "cursor_update", "cursorId": "c1"},
     ]
     log.upd(plan_items("p1", "a"), *drafts)
     snap = log.session()

@@ -36,7 +36,7 @@ PHASES: tuple[Phase, ...] = get_args(Phase)
 INPUTS: tuple[StateInput, ...] = get_args(StateInput)
 
 #: The state string each input kind sends, and the state that puts a session in a phase.
-_SENT = {"idle": "idle", "active": "running", "custom": "_custom"}
+_SENT = {"idle": "idle", "active": "running", "custom": "_custom", "unknown": "unknown"}
 _SETUP = {"idle": "idle", "active": "requires_action", "custom": "_other"}
 
 
@@ -44,6 +44,8 @@ def _rule(phase: Phase, event: StateInput) -> str:
     """The rule a pair checks: R51 (replay / completion), A27 (resume), R49, or 6.3."""
     kind, _, mode = event.partition("/")
     effects = TRANSITIONS[(phase, event)][1]
+    if kind == "unknown":
+        return "P33-unknown"
     if mode == "replay":
         return "R51-replay"
     if mode == "resume":
@@ -57,9 +59,9 @@ def _rule(phase: Phase, event: StateInput) -> str:
     return "6.3"
 
 
-def _session(phase: Phase, mode: str) -> Session:
+def _session(phase: Phase, mode: str, unstable: tuple[str, ...] = ()) -> Session:
     """A session in ``phase``, a resume or a replay under way if ``mode`` says so."""
-    session = Session(SID)
+    session = Session(SID, unstable=unstable)
     if phase != "unknown":
         apply(session, state(_SETUP[phase], background=[]))
     if mode == "resume":
@@ -72,10 +74,10 @@ def _session(phase: Phase, mode: str) -> Session:
 def test_the_foreground_table_is_total() -> None:
     """6.3: every state_update has a transition from every phase, in every mode."""
     assert set(TRANSITIONS) == set(product(PHASES, INPUTS))
-    for (_, event), (target, _) in TRANSITIONS.items():
-        assert (
-            target == {"idle": "idle", "active": "active", "custom": "custom"}[event.split("/")[0]]
-        )
+    for (phase, event), (target, _) in TRANSITIONS.items():
+        kind = event.split("/")[0]
+        # P33: the opt-in `unknown` keeps the phase of the last known state
+        assert target == (phase if kind == "unknown" else kind)
 
 
 @pytest.mark.parametrize(
@@ -85,7 +87,7 @@ def test_the_foreground_table_is_total() -> None:
 def test_foreground_transition(phase: Phase, event: StateInput) -> None:
     target, effects = TRANSITIONS[(phase, event)]
     kind, _, mode = event.partition("/")
-    session = _session(phase, mode)
+    session = _session(phase, mode, ("unknown_state",) if kind == "unknown" else ())
     tl, fg = session.parts()
     assert phase_of(session.state_name, session.created_by_new) == phase
     fg.cancel_requested = True
@@ -93,8 +95,11 @@ def test_foreground_transition(phase: Phase, event: StateInput) -> None:
     noted = len(session.diagnostics)
     upd = idle("end_turn", background=[]) if kind == "idle" else state(_SENT[kind], background=[])
     event_out = apply(session, upd)
-    # the target phase (6.3: every snapshot replaces the stored one)
-    assert phase_of(session.state_name, session.created_by_new) == target
+    # the target phase (6.3: every snapshot replaces the stored one; P33: that of the last
+    # known state while the opt-in `unknown` stands)
+    shown = fg.last_known.state if fg.last_known is not None else None
+    named = shown if kind == "unknown" else session.state_name
+    assert phase_of(named, session.created_by_new) == target
     # complete (R51): one completed turn, reported on the event
     assert event_out.turn_completed is ("complete" in effects)  # type: ignore[attr-defined]
     assert len(session.completed_turns) == turns + ("complete" in effects)
@@ -195,6 +200,7 @@ _PROMPT_RULES = {
     "echo": "10.4",
     "placed": "10.5",
     "lost": "R2",
+    "retry": "P29",
 }
 PROMPT_PAIRS = list(product(get_args(PromptStatus), get_args(PromptInput)))
 
@@ -244,6 +250,8 @@ def test_prompt_transition(status: PromptStatus, event: PromptInput) -> None:
         "echo": {"echoed": True},
         "placed": {"not_retained": False},
         "lost": {"not_retained": True},
+        # P29: a retry makes a rejected submission pending again; insertion stays a fact
+        "retry": {"status": "accepted" if status == "accepted" else "pending"},
     }
     expected = rules[event]
     assert {k: getattr(prompt, k) for k in expected} == expected

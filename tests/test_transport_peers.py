@@ -315,3 +315,40 @@ def test_v1_agent_lands_in_the_v2_model(tmp_path: Path) -> None:
     assert session["plans"][0]["planId"] == "main"
     assert session["permissionRequests"][0]["status"] == "answered"
     assert_replays_same(record, snap)
+
+
+def test_v2_preview_child_replay_marker_and_keyed_retry(tmp_path: Path) -> None:
+    """The v2 peer announces a child and streams its updates and a session message (P1,
+    P8, P12), ends its resume replays with ``replay_complete`` on the child and the parent
+    (P16, P18), and answers a retried prompt by its key (P27, P30); the recording replays
+    to the same state."""
+    need_node()
+    record = tmp_path / "rec.jsonl"
+
+    async def main() -> dict[str, Any]:
+        async with open_agent(V2, record=str(record), cwd=str(tmp_path)) as agent:
+            await agent.initialize()
+            sid = await agent.new_session(str(tmp_path))
+            first = await agent.prompt(sid, "subagent hello", idempotency_key="k1")
+            assert await first.wait_done() == "end_turn"
+            retry = await agent.prompt(sid, "subagent hello", idempotency_key="k1")
+            assert retry.message_id == first.message_id
+            await agent.resume_session(sid, str(tmp_path), replay=True)
+            return agent.connection.snapshot()
+
+    snap = run(main)
+    parent, child = snap["sessions"]
+    assert child["sessionId"] == "sess-1-child-1" and child["parentSessionId"] == "sess-1"
+    assert parent["children"] == ["sess-1-child-1"]
+    assert child["subagent"]["title"] == "Explorer"
+    assert [e["entry"] for e in child["timeline"]] == ["sessionMessage", "message"]
+    assert child["completedTurns"] == ["end_turn"] and child["unretained"] == []
+    for session in (parent, child):
+        assert session["replay"]["complete"] is True and session["replay"]["truncated"] is False
+    (prompt,) = parent["prompts"]
+    assert prompt["idempotencyKey"] == "k1" and prompt["status"] == "accepted"
+    assert [a["status"] for a in prompt["attempts"]] == ["accepted", "accepted"]
+    users = [e for e in parent["timeline"] if e.get("role") == "user"]
+    assert len(users) == 1 and parent["completedTurns"] == ["end_turn"]
+    assert snap["diagnostics"] == []
+    assert_replays_same(record, snap)

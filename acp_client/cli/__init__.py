@@ -189,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help="retain at most BYTES per terminal",
     )
+    _add_unstable(replay)
     replay.add_argument("--no-thoughts", action="store_true", help="hide the agent's thoughts")
     replay.add_argument("--markdown", action="store_true", help="render message text as Markdown")
     replay.add_argument(
@@ -234,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="log in first (auth/login; authenticate in v1) with one of the agent's authMethods",
     )
     run.add_argument("--cwd", metavar="DIR", help="working directory of the session")
+    _add_unstable(run)
     run.add_argument(
         "--timeout",
         type=_seconds,
@@ -305,6 +307,18 @@ def _finite(value: object) -> object:
     if isinstance(value, list):
         return [_finite(item) for item in value]
     return value
+
+
+def _add_unstable(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--unstable",
+        action="append",
+        default=[],
+        choices=["prompt_suggestions", "cursors", "unknown_state"],
+        metavar="FEATURE",
+        help="apply an unstable ACP v2 Preview feature: prompt_suggestions, cursors or"
+        " unknown_state (repeatable; otherwise such updates are kept as unknown)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

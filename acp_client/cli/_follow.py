@@ -166,6 +166,7 @@ class _Follower:
             protocol=options["protocol"],
             terminal_limit=options["terminal_limit"],
             strict=options["strict"],
+            unstable=options["unstable"],
         )
         self.stream: Any = None
         if args.events:

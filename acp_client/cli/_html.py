@@ -54,6 +54,7 @@ section.session{background:#fff;border:1px solid #d5d9e0;border-radius:8px;paddi
 margin:16px 0}
 section.session section.session{margin-left:8px;border-left:4px solid #8ab}
 h3{margin:4px 0;font-size:17px}h4{margin:12px 0 4px;font-size:14px;color:#445}
+.warning{color:#a12b2b}
 .dim,.id{color:#778;font-size:12px}.id{font-family:ui-monospace,monospace}
 .badge{display:inline-block;border-radius:4px;padding:0 6px;font-size:12px;
 background:#e4e7ec;margin-left:4px}
@@ -118,8 +119,12 @@ def _state(session: Mapping[str, Any]) -> str:
         out += f' <span class="dim">stop reason</span> {esc(state.get("stopReason"))}'
     if state.get("error") is not None:
         out += " " + error_html(state.get("error"))
+    last = session.get("lastKnownState")
+    if isinstance(last, Mapping):  # the opt-in `unknown` state (ACP v2 Preview P32)
+        out += f' <span class="dim">not confirmed; last known</span> {badge(last.get("state"))}'
     background = [
-        f"{esc(b.get('type'))} {esc(b.get('terminalId') or b.get('toolCallId'))}"
+        f"{esc(b.get('type'))} "
+        f"{esc(b.get('terminalId') or b.get('toolCallId') or b.get('sessionId'))}"
         for b in dicts(state.get("background"))
     ]
     if background:
@@ -179,6 +184,30 @@ def _usage(usage: object) -> str:
     if isinstance(cost, Mapping):
         text += f" · cost {esc(cost.get('amount'))} {esc(cost.get('currency'))}"
     return f"<h4>usage</h4><p>{text}</p>"
+
+
+def _suggestions(session: Mapping[str, Any]) -> str:
+    """Prompt suggestions and cursors (opt-in, ACP v2 Preview P34, P40), when present."""
+    out = ""
+    items = session.get("promptSuggestions")
+    if isinstance(items, list):
+        texts = [
+            esc(" ".join(str(b.get("text")) for b in dicts(i.get("prompt")) if "text" in b))
+            for i in dicts(items)
+        ]
+        out += "<h4>prompt suggestions</h4>" + (
+            "<ul>" + "".join(f"<li>{x}</li>" for x in texts) + "</ul>"
+            if texts
+            else '<p class="dim">none</p>'
+        )
+    cursors = list(dicts(session.get("cursors")))
+    if cursors:
+        out += "<h4>cursors</h4>" + "".join(
+            f'<div><span class="id">{esc(c.get("cursorId"))}</span>'
+            f"{json_pre(c.get('anchor'))}</div>"
+            for c in cursors
+        )
+    return out
 
 
 def _notices(notices: object) -> str:
@@ -247,6 +276,19 @@ def _permissions(requests: object) -> str:
     return _table("permission requests", ("request", "asked", "options", "status", "outcome"), rows)
 
 
+def _replay(session: Mapping[str, Any]) -> str:
+    """The phase of the session's latest replay (ACP-V2-PREVIEW 3.3); truncated: a warning."""
+    data = session.get("replay")
+    if not isinstance(data, Mapping):
+        return ""
+    if data.get("truncated"):
+        return '<p class="warning"><b>replay truncated:</b> history may be incomplete</p>'
+    if data.get("phase") == "replaying":
+        return "<p><b>replay:</b> replaying history</p>"
+    how = "complete" if data.get("complete") else "ended without replay_complete"
+    return f'<p><b>replay:</b> live <span class="dim">({how})</span></p>'
+
+
 def _session(
     session: Mapping[str, Any],
     children: Mapping[str, list[Mapping[str, Any]]],
@@ -257,10 +299,15 @@ def _session(
     seen.add(session_id)
     info = session.get("sessionInfo")
     title = info.get("title") if isinstance(info, Mapping) else None
+    assoc = session.get("subagent")
+    if isinstance(assoc, Mapping) and assoc.get("title") is not None:
+        title = assoc.get("title")  # a child: the title its parent gave it (Preview 3.1)
+    kind = "subagent" if "parentSessionId" in session else "session"
     out = [
-        f'<section class="session"><h3>{esc(title) if title is not None else "session"}'
+        f'<section class="session"><h3>{esc(title) if title is not None else kind}'
         f' <span class="id">{esc(session_id)}</span></h3>',
         f"<p><b>state:</b> {_state(session)}</p>",
+        _replay(session),
         _meta(session),
     ]
     terminals = {str(t.get("terminalId")): t for t in dicts(session.get("terminals"))}
@@ -276,6 +323,7 @@ def _session(
     if others:
         out.append("<h4>terminals</h4>" + "".join(others))
     out.append(_plans(session.get("plans")))
+    out.append(_suggestions(session))
     out.append(_usage(session.get("usage")))
     out.append(_notices(session.get("notices")))
     out.append(_prompts(session.get("prompts")))

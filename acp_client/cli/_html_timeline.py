@@ -150,7 +150,23 @@ def entry(item: Mapping[str, Any], ctx: Context) -> str:
         return _tool_call(item, ctx)
     if kind == "compaction":
         return _compaction(item)
+    if kind == "sessionMessage":
+        return _session_message(item)
     return f'<div class="entry"><div class="who">{esc(kind)} entry</div>{json_pre(item)}</div>'
+
+
+def _session_message(msg: Mapping[str, Any]) -> str:
+    """An inter-session message with its sender and recipient (ACP v2 Preview, P12)."""
+    head = "session message"
+    for key, label in (("senderSessionId", "from"), ("recipientSessionId", "to")):
+        if msg.get(key) is not None:
+            head += f' {label} <span class="id">{esc(msg.get(key))}</span>'
+    head += f' <span class="id">{esc(msg.get("messageId"))}</span>{_excluded(msg)}'
+    body = _blocks(msg.get("content")) or '<p class="dim">(empty)</p>'
+    return (
+        f'<div class="entry role-session"><div class="who">{head}</div>'
+        f'<div class="body">{body}</div></div>'
+    )
 
 
 def _message(msg: Mapping[str, Any]) -> str:
@@ -209,6 +225,10 @@ def _tool_content(item: object, ctx: Context) -> str:
         terminal_id = str(item.get("terminalId"))
         ctx.shown.add(terminal_id)
         return terminal(ctx.terminals.get(terminal_id, {"terminalId": terminal_id}), ctx)
+    if kind == "session":
+        return (
+            f'<div class="dim">→ session <span class="id">{esc(item.get("sessionId"))}</span></div>'
+        )
     return f'<div class="dim">[{esc(kind)} content]</div>' + json_pre(item)
 
 

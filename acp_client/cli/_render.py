@@ -55,12 +55,19 @@ class _Renderer(_EntityRenderer):
     def session(self, session: Mapping[str, Any]) -> list[RenderableType]:
         """Every section of one session."""
         session_id = _s(session.get("sessionId"))
-        title = Text.assemble(("session ", "bold"), (session_id, "bold cyan"))
+        child = "parentSessionId" in session
+        kind = "subagent " if child else "session "
+        title = Text.assemble((kind, "bold"), (session_id, "bold cyan"))
         info = session.get("sessionInfo")
-        if isinstance(info, Mapping) and info.get("title") is not None:
+        subagent = session.get("subagent")
+        if child and isinstance(subagent, Mapping) and subagent.get("title") is not None:
+            title.append_text(_line(("  " + _s(subagent.get("title")), "bold")))
+        elif isinstance(info, Mapping) and info.get("title") is not None:
             title.append_text(_line(("  " + _s(info.get("title")), "bold")))
         out: list[RenderableType] = [Rule(title, align="left")]
         out += sections.session_meta(session)
+        out += sections.subagent(session)
+        out += sections.replay(session)
         out += sections.state(session)
         terminals = {_s(t.get("terminalId")): t for t in _dicts(session.get("terminals"))}
         ctx = _SessionContext(session_id, terminals)
@@ -90,6 +97,7 @@ class _Renderer(_EntityRenderer):
         for term in others:
             tail += self.terminal(term, ctx)
         tail += sections.plans(session.get("plans"))
+        tail += sections.suggestions(session)
         tail += sections.usage(session.get("usage"))
         tail += sections.notices(session.get("notices"))
         tail += sections.prompts(session.get("prompts"))
@@ -117,8 +125,9 @@ class _Renderer(_EntityRenderer):
         sessions = list(_dicts(snapshot.get("sessions")))
         if not sessions:
             out.append(Text("(no sessions)", style="dim"))
-        for session in sessions:
-            out += self.session(session)
+        for session, depth in sections.tree_order(sessions):
+            parts = self.session(session)
+            out += parts if depth == 0 else [_indent(Group(*parts), depth)]
         out += sections.failed_requests(failed)
         out += sections.diagnostics(snapshot.get("diagnostics"))
         return out

@@ -174,7 +174,19 @@ class _EntityRenderer:
             return self.tool_call(entry, ctx)
         if kind == "compaction":
             return self.compaction(entry)
+        if kind == "sessionMessage":
+            return self.session_message(entry)
         return [_line((f"[{_s(kind)} entry] ", "dim"), sanitize_json(entry))]
+
+    def session_message(self, msg: Mapping[str, Any]) -> list[RenderableType]:
+        """An inter-session message with its sender and recipient (ACP v2 Preview, P12)."""
+        header: list[str | tuple[str, str]] = [("session message", "bold blue")]
+        for key, label in (("senderSessionId", "from"), ("recipientSessionId", "to")):
+            if msg.get(key) is not None:
+                header += [(f" {label} ", "dim"), (_s(msg.get(key)), "cyan")]
+        header += [("  " + _s(msg.get("messageId")), "dim"), *self._excluded(msg)]
+        body = self.blocks(msg.get("content")) or [Text("(empty)", style="dim")]
+        return [_line(*header), _indent(Group(*body))]
 
     @staticmethod
     def _excluded(entry: Mapping[str, Any]) -> list[str | tuple[str, str]]:
@@ -247,6 +259,8 @@ class _EntityRenderer:
             ctx.shown_terminals.add(terminal_id)
             terminal = ctx.terminals.get(terminal_id, {"terminalId": terminal_id})
             return self.terminal(terminal, ctx)
+        if kind == "session":
+            return [_line(("→ session ", "dim"), (_s(item.get("sessionId")), "cyan"))]
         return [_line((f"[{_s(kind)} content] ", "dim"), (sanitize_json(item), "dim"))]
 
     def diff(self, diff: Mapping[str, Any]) -> list[RenderableType]:

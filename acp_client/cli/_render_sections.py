@@ -30,6 +30,72 @@ from ._values import session_status
 _DIAGNOSTIC_EXAMPLES = 5
 
 
+def tree_order(sessions: list[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], int]]:
+    """Sessions with each child right after its parent, and its depth (ACP-V2-PREVIEW 3.1).
+
+    A session naming a parent that is not in the snapshot (or a cycle) is a root.
+    """
+    ids = {_s(s.get("sessionId")) for s in sessions}
+    children: dict[str, list[Mapping[str, Any]]] = {}
+    roots = []
+    for session in sessions:
+        parent = session.get("parentSessionId")
+        if isinstance(parent, str) and parent in ids and parent != session.get("sessionId"):
+            children.setdefault(parent, []).append(session)
+        else:
+            roots.append(session)
+    out: list[tuple[Mapping[str, Any], int]] = []
+    seen: set[str] = set()
+
+    def walk(session: Mapping[str, Any], depth: int) -> None:
+        sid = _s(session.get("sessionId"))
+        if sid in seen:
+            return
+        seen.add(sid)
+        out.append((session, depth))
+        for child in children.get(sid, ()):
+            walk(child, depth + 1)
+
+    for session in roots:
+        walk(session, 0)
+    for session in sessions:  # a cycle of parents has no root: shown flat
+        walk(session, 0)
+    return out
+
+
+def subagent(session: Mapping[str, Any]) -> list[RenderableType]:
+    """A child's parent, description and, without a state of its own, the parent's mirror."""
+    parent = session.get("parentSessionId")
+    if parent is None:
+        return []
+    assoc = session.get("subagent")
+    assoc = assoc if isinstance(assoc, Mapping) else {}
+    parts: list[str | tuple[str, str]] = [("child of ", "dim"), (_s(parent), "cyan")]
+    if assoc.get("description") is not None:
+        parts += ["  ", _s(assoc.get("description"))]
+    out: list[RenderableType] = [_line(*parts)]
+    mirror = assoc.get("state")
+    if "state" not in session:
+        if isinstance(mirror, Mapping):
+            out.append(_line(("state (reported by the parent): ", "bold"), _s(mirror.get("state"))))
+        else:
+            out.append(_line(("state: ", "bold"), ("activity unknown", "dim")))
+    return out
+
+
+def replay(session: Mapping[str, Any]) -> list[RenderableType]:
+    """The phase of the session's latest replay; a truncated one as a warning (P16-P21)."""
+    data = session.get("replay")
+    if not isinstance(data, Mapping):
+        return []
+    if data.get("truncated"):
+        return [_line(("replay truncated: ", "bold red"), "history may be incomplete")]
+    if data.get("phase") == "replaying":
+        return [_line(("replay: ", "bold"), ("replaying history", "yellow"))]
+    how = "complete" if data.get("complete") else "ended without replay_complete"
+    return [_line(("replay: ", "bold"), ("live", "green"), (f" ({how})", "dim"))]
+
+
 def state(session: Mapping[str, Any]) -> list[RenderableType]:
     """The foreground state, stop reason (with its error) and completed turns."""
     out: list[RenderableType] = []
@@ -52,6 +118,9 @@ def state(session: Mapping[str, Any]) -> list[RenderableType]:
             parts.append(("running", "cyan"))
         elif name == "requires_action":
             parts.append(("requires action (waiting for the user)", "bold yellow"))
+        elif name == "unknown" and isinstance(session.get("lastKnownState"), Mapping):
+            last = _s(session["lastKnownState"].get("state"))
+            parts.append((f"not confirmed (last known: {last})", "yellow"))
         else:
             parts.append((_s(name), "magenta"))
             extra = {k: v for k, v in state.items() if k not in ("state", "background")}
@@ -61,7 +130,8 @@ def state(session: Mapping[str, Any]) -> list[RenderableType]:
         if name == "idle" and state.get("stopReason") == "error":
             out.append(_indent(_lines(*error_parts(state.get("error")))))
         background = [
-            f"{_s(b.get('type'))} {_s(b.get('terminalId') or b.get('toolCallId'))}".strip()
+            f"{_s(b.get('type'))} "
+            f"{_s(b.get('terminalId') or b.get('toolCallId') or b.get('sessionId'))}".strip()
             for b in _dicts(state.get("background"))
         ]
         if background:
@@ -119,6 +189,22 @@ def plans(plans: object) -> list[RenderableType]:
                     )
                 )
             )
+    return out
+
+
+def suggestions(session: Mapping[str, Any]) -> list[RenderableType]:
+    """The current prompt suggestions (opt-in, ACP v2 Preview P34), then the cursors (P40)."""
+    out: list[RenderableType] = []
+    items = session.get("promptSuggestions")
+    if isinstance(items, list):
+        out.append(_line(("prompt suggestions: ", "bold"), str(len(items)) if items else "none"))
+        for item in _dicts(items):
+            texts = [_s(b.get("text")) for b in _dicts(item.get("prompt")) if "text" in b]
+            out.append(_indent(_lines("• ", _Lines(" ".join(texts) or sanitize_json(item)))))
+    for cursor in _dicts(session.get("cursors")):
+        anchor = cursor.get("anchor")
+        where = sanitize_json(anchor) if anchor is not None else "(no anchor)"
+        out.append(_line(("cursor ", "bold"), (_s(cursor.get("cursorId")), "dim"), "  ", where))
     return out
 
 

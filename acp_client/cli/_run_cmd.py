@@ -283,6 +283,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                 record=args.record,
                 on_permission=policy,
                 request_timeout=args.timeout,
+                unstable=tuple(args.unstable),
                 exit_timeout=_exit_grace(args.timeout),
             ) as agent,
             streaming(agent, stream),

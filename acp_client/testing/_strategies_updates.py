@@ -180,9 +180,7 @@ _costs = st.fixed_dictionaries(
 
 custom_updates = st.builds(
     lambda kind, extra: {**extra, "sessionUpdate": kind},
-    st.one_of(
-        custom_names, st.sampled_from(["foo_update", "replay_complete", "plan", "tool_call"])
-    ),
+    st.one_of(custom_names, st.sampled_from(["foo_update", "bar_update", "plan", "tool_call"])),
     st.dictionaries(st.sampled_from(["a", "b", "messageId"]), json_values, max_size=2),
 )
 

@@ -20,6 +20,19 @@
 //   slow        wait 50 ms before every update and stream many more chunks
 //   crash       exit abruptly (code 42) after a few updates
 //   garbage     write one non-JSON line to stdout mid-turn, then continue
+//   subagent    before the turn, announce a child session <sess>-child-N on the
+//               parent (`subagent_update`, title "Explorer", cancel allowed) and
+//               stream the child's own updates on its sessionId: state running,
+//               a `session_message` from the parent, agent_message, idle
+//               end_turn; then the parent's mirror of the child's idle state
+//
+// v2 Preview behaviour (raw JSON where the 2.4.0 SDK lacks the shapes):
+// a `session/resume` with replay re-announces each child, replays its history
+// and ends it with `replay_complete` on the child, then `replay_complete` on
+// the parent, then the current-state snapshot. A `session/prompt` whose
+// `idempotencyKey` was seen before in the session inserts nothing: it is
+// answered with the original `messageId` (the SDK strips the unknown field,
+// so the agent reads it from the raw input line).
 //
 // A normal turn after the user message: state_update running; agent_message
 // [Hello]; agent_message_chunk ", world"; agent_message [I will run the
@@ -40,7 +53,7 @@
 // "garbage" line: the SDK serialises every message as JSON, so by design it
 // cannot emit a line that is not JSON.
 
-import { Readable } from "node:stream";
+import { Readable, Transform } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 
 const STEP_DELAY_MS = 50;
@@ -127,6 +140,8 @@ class Session {
     this.terminals = new Map(); // terminalId -> {fields, chunks: Uint8Array[]}
     this.plans = new Map(); // planId -> plan content
     this.usage = null;
+    this.children = []; // child Session objects, in announcement order
+    this.keys = new Map(); // idempotencyKey -> messageId (Preview: insert at most once)
   }
 
   /** Applies an update to the retained history (used for replay). */
@@ -195,6 +210,11 @@ class Session {
     if (kind === "usage_update") {
       this.usage = update;
     }
+    if (kind === "session_message") {
+      const key = `smsg:${update.messageId}`;
+      if (!this.messages.has(key)) this.timeline.push(key);
+      this.messages.set(key, { kind: "smsg", update });
+    }
     // state_update, custom updates: live only.
   }
 
@@ -209,7 +229,9 @@ class Session {
         continue;
       }
       const msg = this.messages.get(key);
-      if (msg.kind === "agent") {
+      if (msg.kind === "smsg") {
+        out.push(msg.update);
+      } else if (msg.kind === "agent") {
         out.push({ sessionUpdate: "agent_message", messageId: msg.messageId, content: [] });
         for (const block of msg.content) {
           out.push({ sessionUpdate: "agent_message_chunk", messageId: msg.messageId, content: block });
@@ -304,6 +326,39 @@ function pause(turn, ms) {
 // The turn
 // ---------------------------------------------------------------------------
 
+/** The "subagent" keyword: a child announced on the parent, then its own traffic. */
+async function runChild(client, session, n) {
+  const child = new Session(`${session.id}-child-${n}`, session.cwd);
+  session.children.push(child);
+  sessions.set(child.id, child);
+  const text_ = (t) => ({ type: "text", text: t });
+  await emit(client, session, {
+    sessionUpdate: "subagent_update",
+    sessionId: child.id,
+    title: "Explorer",
+    capabilities: { cancel: {} },
+  });
+  await emit(client, child, { sessionUpdate: "state_update", state: "running" });
+  await emit(client, child, {
+    sessionUpdate: "session_message",
+    messageId: `sm-${n}`,
+    senderSessionId: session.id,
+    recipientSessionId: child.id,
+    content: [text_("Look around the repository")],
+  });
+  await emit(client, child, {
+    sessionUpdate: "agent_message",
+    messageId: `msg-child-${n}`,
+    content: [text_("Found 3 test files")],
+  });
+  await emit(client, child, { sessionUpdate: "state_update", state: "idle", stopReason: "end_turn" });
+  await emit(client, session, {
+    sessionUpdate: "subagent_update",
+    sessionId: child.id,
+    state: { state: "idle", stopReason: "end_turn" },
+  });
+}
+
 async function runTurn(client, session, turn, text) {
   const n = turn.n;
   const slow = text.includes("slow");
@@ -331,6 +386,7 @@ async function runTurn(client, session, turn, text) {
   ];
 
   await step({ sessionUpdate: "state_update", state: "running" });
+  if (text.includes("subagent")) await runChild(client, session, n);
 
   // Agent message: whole [A], chunk B (append), whole [C] (replace), chunk D.
   await step({ sessionUpdate: "agent_message", messageId: ids.agent, content: [text_("Hello")] });
@@ -541,10 +597,17 @@ const app = acp
     }
     session.closed = false;
     session.cwd = params.cwd;
+    const send = (sessionId, update) =>
+      client.notify(acp.methods.client.session.update, { sessionId, update });
     if (replayFrom !== null) {
-      for (const update of session.replayUpdates()) {
-        await client.notify(acp.methods.client.session.update, { sessionId: session.id, update });
+      for (const update of session.replayUpdates()) await send(session.id, update);
+      for (const child of session.children) {
+        // Preview: a live child is announced again, replays, and gets its own marker
+        await send(session.id, { sessionUpdate: "subagent_update", sessionId: child.id, title: "Explorer" });
+        for (const update of child.replayUpdates()) await send(child.id, update);
+        await send(child.id, { sessionUpdate: "replay_complete" });
       }
+      await send(session.id, { sessionUpdate: "replay_complete" });
     }
     const snapshot = session.turn
       ? { sessionUpdate: "state_update", state: "running" }
@@ -578,6 +641,11 @@ const app = acp
   })
   .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
     const session = getSession(params.sessionId);
+    const key = takeKey(params);
+    if (key !== null && session.keys.has(key)) {
+      log(`session/prompt ${session.id}: a retry under key ${key}`);
+      return { messageId: session.keys.get(key) }; // inserted at most once
+    }
     // Hold the prompt while another turn runs; session/cancel withdraws it.
     while (session.turn) {
       let withdraw;
@@ -595,6 +663,7 @@ const app = acp
     const turn = new Turn(session.promptCounter);
     session.turn = turn;
     const messageId = `msg-user-${turn.n}`;
+    if (key !== null) session.keys.set(key, messageId);
     const text = promptText(params.prompt);
     const userMessage = { sessionUpdate: "user_message", messageId, content: params.prompt };
     log(`session/prompt ${session.id} -> ${messageId}: ${JSON.stringify(text)}`);
@@ -630,7 +699,41 @@ const output = new WritableStream({
     });
   },
 });
-const input = Readable.toWeb(process.stdin);
+// The SDK's schema (2.4.0) strips `idempotencyKey` from the params it hands over,
+// so the raw lines are read on their way in: each keyed prompt's key is queued
+// under its session and prompt, for the handler to take.
+const promptKeys = [];
+function takeKey(params) {
+  const prompt = promptText(params.prompt); // the SDK's parse reorders keys: compare the text
+  const at = promptKeys.findIndex((k) => k.sessionId === params.sessionId && k.prompt === prompt);
+  if (at < 0) return null;
+  return promptKeys.splice(at, 1)[0].key;
+}
+let pendingText = "";
+const tap = new Transform({
+  transform(chunk, _encoding, callback) {
+    pendingText += chunk.toString("utf8");
+    const lines = pendingText.split("\n");
+    pendingText = lines.pop();
+    for (const line of lines) {
+      try {
+        const message = JSON.parse(line);
+        const params = message?.params;
+        if (message?.method === "session/prompt" && typeof params?.idempotencyKey === "string") {
+          promptKeys.push({
+            sessionId: params.sessionId,
+            prompt: promptText(params.prompt),
+            key: params.idempotencyKey,
+          });
+        }
+      } catch {
+        // not JSON: the SDK reports it
+      }
+    }
+    callback(null, chunk);
+  },
+});
+const input = Readable.toWeb(process.stdin.pipe(tap));
 const connection = app.connect(acp.ndJsonStream(output, input));
 connection.closed.then(() => {
   log("connection closed");
