@@ -31,7 +31,7 @@ from ._entities import (
     TimelineEntry,
     ToolCallState,
 )
-from ._errors import ACPError, LocalProtocolError, RemoteProtocolError
+from ._errors import ACPError, LimitExceeded, LocalProtocolError, RemoteProtocolError
 from ._prompts import PermissionState, PromptState
 from ._replay import FailedRequest, Replayer, ReplayResult, replay_log
 from ._session import Session
@@ -48,6 +48,7 @@ __all__ = [
     "Diagnostic",
     "Direction",
     "FailedRequest",
+    "LimitExceeded",
     "ListView",
     "LocalProtocolError",
     "MessageState",

@@ -20,6 +20,7 @@ from . import _schema as s
 from ._checks import option_problems, relative_path
 from ._context import Context, answer_permission, session_id_of
 from ._errors import METHOD_NOT_FOUND, LocalProtocolError
+from ._limits import check_entities
 from ._prompts import PermissionState
 from ._rpc import AgentRequest as AgentRequestEntry
 from ._rpc import RequestId
@@ -52,10 +53,16 @@ def _withdraw(perm: PermissionState | None, events: Events) -> bool:
 
 
 def apply_update(ctx: Context, params: s.UpdateSessionNotification, events: Events) -> None:
-    """Apply one ``session/update`` to its session (created if new, 12.5)."""
+    """Apply one ``session/update`` to its session (created if new, 12.5).
+
+    Raises:
+        LimitExceeded: the session would be one too many, or the update would add an
+            entity to a session holding ``max_entities`` (the reader keeps it raw).
+    """
     session = ctx.sessions.by_id.get(params.session_id)
     if session is None:
         session = ctx.mode.agent_session(params.session_id, events)
+    check_entities(session, params.update, ctx.sessions.max_entities)
     session.line = ctx.notes.line
     if session.closed:
         ctx.notes.note(
@@ -75,7 +82,20 @@ def notification_received(ctx: Context, message: s.Notification, events: Events)
         apply_update(ctx, message.params, events)
     elif method == "$/cancel_request":
         _agent_cancel_request(ctx, message.params.request_id, events)
-    # other notifications (elicitation/complete, extensions) change no state
+    elif method not in _QUIET_NOTIFICATIONS:  # an extension's: no state, but kept raw
+        sid = session_id_of(message.params)
+        ctx.notes.note(
+            "unknown-notification",
+            f"notification {method!r} changes no state here (kept raw)",
+            session_id=sid,
+        )
+        events.append(
+            ev.UnknownNotificationReceived(method=method, params=message.params, session_id=sid)
+        )
+
+
+#: Notifications of the agent's that are known and change no state here.
+_QUIET_NOTIFICATIONS = frozenset({"session/update", "$/cancel_request", "elicitation/complete"})
 
 
 def _agent_cancel_request(ctx: Context, request_id: RequestId, events: Events) -> None:

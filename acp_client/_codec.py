@@ -3,8 +3,8 @@
 Theory of operation
 -------------------
 This module owns each JSON decoder of the package (ACP-V2-CLIENT-STATE.md 1.1, 1.2): the
-typed msgspec decoders of the ``session/update`` fast path (:func:`decode_update_line`, and
-:func:`decode_update_batch` for a whole read), the untyped one (:func:`decode_plain`), and
+typed msgspec decoder of the ``session/update`` fast path (:func:`decode_update_line`, one
+line at a time), the untyped one (:func:`decode_plain`), and
 the standard-library fallback for valid JSON that msgspec refuses (:func:`decode_leniently`,
 :func:`loads`). Other modules import these functions instead of building their own.
 
@@ -27,6 +27,7 @@ in place.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from typing import Any, Literal
@@ -36,7 +37,7 @@ from msgspec import UNSET
 
 from . import _schema as s
 from ._diagnostics import Diagnostic
-from ._errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
+from ._errors import INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError, detached
 from ._lenient import EXTRAS, convert, convert_or_raise, describe_json
 
 __all__ = [
@@ -47,10 +48,10 @@ __all__ = [
     "UNSTABLE_FEATURES",
     "Decoder",
     "convert",
+    "batch_too_large",
     "decode_leniently",
     "decode_plain",
     "decode_unstable_update",
-    "decode_update_batch",
     "decode_update_line",
     "describe_json",
     "encode",
@@ -123,9 +124,6 @@ decode_update_line = msgspec.json.Decoder(_FastUpdate).decode
 
 Raises msgspec's ``ValidationError`` or ``DecodeError`` (or ``RecursionError``) for any
 other line: the caller then takes the lenient path."""
-
-decode_update_batch = msgspec.json.Decoder(list[_FastUpdate]).decode
-"""A JSON array of well-formed ``session/update`` notifications (a whole read), typed."""
 
 PLAIN_DECODER = msgspec.json.Decoder()
 """The untyped msgspec decoder: JSON text to plain Python values."""
@@ -205,16 +203,40 @@ def loads(raw: bytes | str) -> Any:
 _FAST_FAILED = (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeEncodeError)
 
 
-def _parse(data: bytes | str) -> Any:
+def _parse(data: bytes | str, diagnostics: list[Diagnostic] | None = None) -> Any:
     try:
         return decode_plain(data)
     # RecursionError: nested too deep; UnicodeEncodeError: a str holding a lone surrogate
     except (msgspec.DecodeError, RecursionError, UnicodeEncodeError) as exc:
         error = exc
     try:  # valid JSON msgspec refuses: a lone surrogate escape, a number beyond a double
-        return decode_leniently(data)
+        value = decode_leniently(data)
     except (ValueError, RecursionError):
         raise RemoteProtocolError(f"not valid JSON: {error}", code=PARSE_ERROR) from None
+    if diagnostics is not None and _holds_infinity(value):
+        diagnostics.append(
+            Diagnostic(
+                code="number-beyond-double",
+                message="a number beyond a double's range (such as 1e400, or an integer of"
+                " more than 4,300 digits) reads as infinity and is written back as null",
+            )
+        )
+    return value
+
+
+def _holds_infinity(value: Any) -> bool:
+    """Whether a decoded JSON value holds an infinite number anywhere (iteratively)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is float:
+            if item in (math.inf, -math.inf):
+                return True
+        elif type(item) is dict:
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+    return False
 
 
 # ------------------------------------------------------------------------- messages
@@ -262,7 +284,7 @@ class Decoder:
         else:
             message.__class__ = _NOTIFICATION  # the same fields: a plain Notification
             return message
-        obj = _parse(data)
+        obj = _parse(data, diagnostics)
         if isinstance(obj, list):
             if not obj:
                 raise RemoteProtocolError("empty batch", code=INVALID_REQUEST, raw=obj)
@@ -273,12 +295,17 @@ class Decoder:
         return message_from_builtins(obj, diagnostics, "$")
 
     def decode_all(
-        self, data: bytes | str, diagnostics: list[Diagnostic] | None = None
+        self,
+        data: bytes | str,
+        diagnostics: list[Diagnostic] | None = None,
+        *,
+        max_batch: int | None = None,
     ) -> list[s.Message | RemoteProtocolError]:
         """Decode one line into its messages; an invalid one is returned as its error.
 
-        Never raises: a line that is not JSON gives a single -32700 error, an empty batch a
-        single -32600 error, and each invalid element of a batch its own error.
+        Never raises: a line that is not JSON gives a single -32700 error, an empty batch (or
+        one of more than ``max_batch`` entries) a single -32600 error, and each invalid
+        element of a batch its own error.
         """
         try:
             message: s.Notification = decode_update_line(data)
@@ -288,12 +315,14 @@ class Decoder:
             message.__class__ = _NOTIFICATION
             return [message]
         try:
-            obj = _parse(data)
+            obj = _parse(data, diagnostics)
         except RemoteProtocolError as exc:
-            return [exc]
+            return [detached(exc)]
         if isinstance(obj, list):
             if not obj:
                 return [RemoteProtocolError("empty batch", code=INVALID_REQUEST, raw=obj)]
+            if max_batch is not None and len(obj) > max_batch:
+                return [batch_too_large(len(obj), max_batch)]
             items: list[tuple[Any, str]] = [(item, f"$[{i}]") for i, item in enumerate(obj)]
         else:
             items = [(obj, "$")]
@@ -302,7 +331,7 @@ class Decoder:
             try:
                 out.append(message_from_builtins(item, diagnostics, path))
             except RemoteProtocolError as exc:
-                out.append(exc)
+                out.append(detached(exc))
         return out
 
     def decode_result(
@@ -319,6 +348,14 @@ class Decoder:
         if tp is None:
             return result
         return convert(result, tp, path="$.result", diagnostics=diagnostics)
+
+
+def batch_too_large(count: int, max_batch: int) -> RemoteProtocolError:
+    """The error of a batch of ``count`` entries, over the limit: none of it is applied."""
+    return RemoteProtocolError(
+        f"batch of {count} entries exceeds the limit max_batch={max_batch}",
+        code=INVALID_REQUEST,
+    )
 
 
 _OWN_KEYS: dict[type[Any], frozenset[str]] = {

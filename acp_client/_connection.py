@@ -32,10 +32,11 @@ from . import _agent_requests as agent
 from . import _events as ev
 from . import _schema as s
 from ._codec import encode
-from ._context import Context, Live, Passive
+from ._context import DEFAULT_MAX_SESSIONS, Context, Live, Passive
 from ._diagnostics import Diagnostic
 from ._framing import DEFAULT_MAX_LINE, LineTooLong
-from ._inbound import Inbound
+from ._inbound import DEFAULT_MAX_BATCH, DEFAULT_MAX_PENDING, Inbound
+from ._limits import DEFAULT_MAX_ENTITIES
 from ._methods import connection_lost, dispatch
 from ._preflight import LivePreflight, Preflight
 from ._rpc import SentRequest
@@ -86,6 +87,8 @@ class Connection(Submissions):
         unstable: unstable (draft) features every session applies: ``"prompt_suggestions"``,
             ``"cursors"``, ``"unknown_state"`` (ACP v2 Preview P0); without one its updates
             are unknown variants, kept raw. The Preview's stable additions need no opt-in.
+        max_batch / max_sessions / max_pending / max_entities: limits (10,000 each; 100,000
+            entities per session); what reaching one does: the README's "Hostile input".
 
     Example:
         >>> from acp_client import Connection
@@ -133,6 +136,10 @@ class Connection(Submissions):
         max_line: int = DEFAULT_MAX_LINE,
         extension_methods: Collection[str] = (),
         unstable: Collection[str] = (),
+        max_batch: int = DEFAULT_MAX_BATCH,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        max_entities: int = DEFAULT_MAX_ENTITIES,
     ) -> None:
         self.live = live
         # The parts, each with one job; live and passive differ in the mode and preflight.
@@ -141,12 +148,14 @@ class Connection(Submissions):
             terminal_limit=terminal_limit,
             extension_methods=extension_methods,
             unstable=unstable,
+            max_sessions=max_sessions,
+            max_entities=max_entities,
         )
         self._ctx: Context = ctx
         self._offer = ctx.offer
         self._notes = ctx.notes
         self._registry = ctx.sessions
-        self._inbound = Inbound(ctx, max_line)
+        self._inbound = Inbound(ctx, max_line, max_batch, max_pending)
         self._rpc = ctx.rpc
         self._sessions = ctx.sessions.by_id
         self._preflight: Preflight = (LivePreflight if live else Preflight)(
@@ -196,14 +205,12 @@ class Connection(Submissions):
 
     # -------------------------------------------------------------------- receive
 
-    def receive_data(self, data: bytes) -> list[ev.Event]:
+    def receive_data(self, data: bytes | bytearray | memoryview) -> list[ev.Event]:
         """Feed bytes read from the agent's stdout (split anywhere); return the events.
 
-        Raises:
-            TypeError: ``data`` is text (``str``), not bytes.
+        ``data`` is any bytes-like object; anything else (text, say) raises ``TypeError``.
         """
-        if isinstance(data, str):  # type: ignore[unreachable]  # untyped callers
-            raise TypeError("receive_data takes the bytes read from the agent, not str")
+        data = data if type(data) is bytes else _bytes_of(data)
         if self._switch.routing:  # a v1 agent, or one not yet known to speak v2
             return self._switch.receive_lines(self._inbound.lines.feed(data))
         return self._inbound.data(data)
@@ -468,3 +475,13 @@ class Connection(Submissions):
 
     def __repr__(self) -> str:
         return f"Connection(sessions={len(self._sessions)}, live={self.live})"
+
+
+def _bytes_of(data: object) -> bytes:
+    """A read as bytes: any bytes-like object (the buffer protocol), never text."""
+    if isinstance(data, str):
+        raise TypeError("receive_data takes the bytes read from the agent, not str")
+    try:
+        return memoryview(data).tobytes()  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"receive_data takes bytes-like data, not {type(data).__name__}") from None

@@ -27,7 +27,8 @@ from . import _events as ev
 from . import _schema as s
 from ._checks import elicitation_problem
 from ._diagnostics import Diagnostic
-from ._errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
+from ._errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, LimitExceeded
+from ._limits import DEFAULT_MAX_ENTITIES
 from ._prompts import PermissionState, PromptState
 from ._rpc import RequestId, Rpc
 from ._session import Session
@@ -137,10 +138,24 @@ class Offer:
         return self.offers_suggestions
 
 
+DEFAULT_MAX_SESSIONS = 10_000
+"""Sessions a connection keeps at most (``Connection(max_sessions=...)``)."""
+
+
 class Registry:
     """Every session of the connection, by id, in first-seen order."""
 
-    __slots__ = ("by_id", "forest", "live", "notes", "offer", "terminal_limit", "unstable")
+    __slots__ = (
+        "by_id",
+        "forest",
+        "live",
+        "max_entities",
+        "max_sessions",
+        "notes",
+        "offer",
+        "terminal_limit",
+        "unstable",
+    )
 
     def __init__(
         self,
@@ -148,11 +163,15 @@ class Registry:
         offer: Offer,
         terminal_limit: int | None,
         unstable: frozenset[str] = frozenset(),
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_entities: int = DEFAULT_MAX_ENTITIES,
     ) -> None:
         self.by_id: dict[str, Session] = {}
         self.notes = notes
         self.offer = offer
         self.terminal_limit = terminal_limit
+        self.max_sessions = max_sessions
+        self.max_entities = max_entities
         self.unstable = unstable
         self.live = False  # live: suggestions the client did not advertise are reported (P39)
         self.forest = Forest(self.by_id, self.session, self._tree_note)
@@ -162,9 +181,17 @@ class Registry:
         self.notes.note(code, message, session_id=session_id)
 
     def session(self, session_id: str, events: list[ev.Event] | None = None) -> Session:
-        """The session with that id, created (``SessionCreated`` unannounced) if new."""
+        """The session with that id, created (``SessionCreated`` unannounced) if new.
+
+        Raises:
+            LimitExceeded: it is new and ``max_sessions`` sessions exist already.
+        """
         session = self.by_id.get(session_id)
         if session is None:
+            if len(self.by_id) >= self.max_sessions:
+                raise LimitExceeded(
+                    "max_sessions", self.max_sessions, f"session {session_id!r} not created"
+                )
             session = Session(
                 session_id,
                 terminal_limit=self.terminal_limit,
@@ -195,10 +222,19 @@ class Context:
         terminal_limit: int | None,
         extension_methods: Collection[str],
         unstable: Collection[str] = (),
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_entities: int = DEFAULT_MAX_ENTITIES,
     ) -> None:
         self.notes = Notes()
         self.offer = Offer()
-        self.sessions = Registry(self.notes, self.offer, terminal_limit, frozenset(unstable))
+        self.sessions = Registry(
+            self.notes,
+            self.offer,
+            terminal_limit,
+            frozenset(unstable),
+            max_sessions=max_sessions,
+            max_entities=max_entities,
+        )
         self.rpc = Rpc()
         self.prompts: dict[int | str, PromptState] = {}
         self.extension_methods = frozenset(extension_methods)

@@ -15,6 +15,7 @@ __all__ = [
     "ACPError",
     "LocalProtocolError",
     "RemoteProtocolError",
+    "LimitExceeded",
     "PARSE_ERROR",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
@@ -24,6 +25,7 @@ __all__ = [
     "AUTH_REQUIRED",
     "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
+    "detached",
 ]
 
 PARSE_ERROR = -32700
@@ -71,3 +73,37 @@ class RemoteProtocolError(ACPError):
     def __post_init__(self) -> None:
         where = f"line {self.line}, " if self.line is not None else ""
         super().__init__(f"{self.message} ({where}at `{self.path}`, JSON-RPC code {self.code})")
+
+
+class LimitExceeded(ACPError):
+    """A limit the embedder set on the connection was reached (``max_sessions`` and so on).
+
+    Reading the agent's messages never raises it: what would pass the limit is kept raw in
+    a :class:`~acp_client.events.LimitReached` event with a ``limit-reached`` diagnostic.
+    Only a call of the caller's own can (a ``send_*`` naming one session too many).
+
+    Attributes:
+        limit: the keyword of the limit (``"max_sessions"``, ``"max_pending"``).
+        value: its value, the count that was reached.
+        message: what was not done.
+    """
+
+    def __init__(self, limit: str, value: int, what: str) -> None:
+        self.limit = limit
+        self.value = value
+        self.message = f"{what}: the limit {limit}={value} was reached"
+        super().__init__(self.message)
+
+
+def detached(error: RemoteProtocolError) -> RemoteProtocolError:
+    """``error`` without its traceback and chained exceptions, to be kept in an event.
+
+    A caught exception's traceback holds the frames it passed through, and their locals hold
+    the list of events being built: an event holding the error would close a reference
+    cycle through an event Struct the collector does not track (``gc=False``), which is
+    never freed. What the error says is in its message, path and code; nothing is lost.
+    """
+    error.__traceback__ = None
+    error.__context__ = None
+    error.__cause__ = None
+    return error

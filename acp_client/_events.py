@@ -58,6 +58,8 @@ __all__ = [
     "ResponseReceived",
     "UnmatchedResponseReceived",
     "InvalidMessageReceived",
+    "UnknownNotificationReceived",
+    "LimitReached",
 ]
 
 ContentChange = Literal["unchanged", "replaced", "cleared"]
@@ -356,3 +358,28 @@ class InvalidMessageReceived(Event, frozen=True):
     """A line or message that could not be understood (kept raw, with a diagnostic)."""
 
     error: RemoteProtocolError
+
+
+class UnknownNotificationReceived(Event, frozen=True):
+    """A notification of the agent's whose method acp_client does not know (kept raw).
+
+    It changes no state; a ``unknown-notification`` diagnostic counts it.
+    """
+
+    method: str
+    params: Any
+    session_id: str | None
+
+
+class LimitReached(Event, frozen=True):
+    """A message that would pass a limit the embedder set was not applied (kept raw).
+
+    ``limit`` names the limit (``"max_sessions"``, ``"max_pending"``), ``value`` is its value
+    (the count reached), ``message`` the message as decoded; a ``limit-reached`` diagnostic
+    says the same. In live mode a request refused this way was answered with an error.
+    """
+
+    limit: str
+    value: int
+    message: Any
+    session_id: str | None

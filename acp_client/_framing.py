@@ -94,34 +94,6 @@ class LineBuffer:
         self._discard_head = b""
         return line
 
-    def feed_span(self, data: bytes) -> tuple[bytes | None, int, int] | None:
-        r"""Add bytes; say where the lines they complete are, without copying them.
-
-        The batch form of :meth:`feed`. Returns ``(head, start, end)``: ``head`` is the line
-        completed by joining the bytes held back with those of ``data`` before its first
-        ``\n`` (``None`` when nothing was held back or no line is complete), and when
-        ``start <= end``, ``data[start:end]`` holds the further complete lines, ``\n``
-        between them (``end`` is the last ``\n``, ``-1`` when there is none). Returns
-        ``None`` (nothing consumed) when a line could exceed the limit; call :meth:`feed`.
-        """
-        if self._discarding or self._pending_size + len(data) > self.max_line:
-            return None
-        end = data.rfind(b"\n")
-        if end < 0:
-            self._hold(data)
-            return None, 0, end
-        head: bytes | None = None
-        start = 0
-        if self._pending:
-            start = data.find(b"\n") + 1
-            self._pending.append(data[: start - 1])
-            head = b"".join(self._pending)
-            self._pending = []
-            self._pending_size = 0
-        if end + 1 < len(data):
-            self._hold(data[end + 1 :])
-        return head, start, end
-
     def _hold(self, rest: bytes) -> None:
         if self._discarding:
             self._discarding += len(rest)

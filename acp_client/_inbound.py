@@ -21,17 +21,29 @@ from ._agent_requests import apply_update, displace
 from ._codec import (
     Decoder,
     _FastUpdate,
-    decode_update_batch,
+    batch_too_large,
     decode_update_line,
     message_from_builtins,
 )
 from ._context import Context, session_id_of
-from ._errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RemoteProtocolError
+from ._errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    LimitExceeded,
+    RemoteProtocolError,
+    detached,
+)
 from ._framing import LineBuffer, LineTooLong
+from ._limits import entity_count
 from ._methods import dispatch, request_sent, response_received
-from ._session import runs_of
+from ._session import Session, runs_of
 
-__all__ = ["Inbound"]
+__all__ = ["DEFAULT_MAX_BATCH", "DEFAULT_MAX_PENDING", "Inbound"]
+
+DEFAULT_MAX_BATCH = 10_000
+"""Entries a received batch may hold (``Connection(max_batch=...)``); a longer one is invalid."""
+DEFAULT_MAX_PENDING = 10_000
+"""The agent's requests waiting for an answer at most (``Connection(max_pending=...)``)."""
 
 Events = list[ev.Event]
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError, RecursionError)
@@ -39,19 +51,46 @@ _UPDATE_PARAMS = s.UpdateSessionNotification
 
 
 def _parsed_batch(first: s.Message | RemoteProtocolError) -> bool:
-    """Whether a line starting with ``[`` held a non-empty array (not a parse error, 1.5)."""
-    return not (
-        isinstance(first, RemoteProtocolError) and (first.code == PARSE_ERROR or first.raw == [])
-    )
+    """Whether a line starting with ``[`` held a non-empty array (not a parse error, 1.5).
+
+    Both of those give one error about the whole line (at ``$``); an entry's error is at
+    ``$[i]``, even when the entry is itself an empty array.
+    """
+    return not (isinstance(first, RemoteProtocolError) and first.path == "$")
 
 
 class Inbound:
-    """Takes what was read (bytes, lines, parsed messages) and routes each message."""
+    """Takes what was read (bytes, lines, parsed messages) and routes each message.
 
-    __slots__ = ("_bad_line", "_by_id", "_ctx", "_decoder", "_notes", "agent_lines", "lines")
+    Limits (issue 26): a batch of more than ``max_batch`` entries is one invalid message
+    (-32600, none of it applied); a message naming a session past the registry's
+    ``max_sessions``, or a request of the agent's past ``max_pending`` waiting, is not
+    applied but kept raw in a ``LimitReached`` event with a ``limit-reached`` diagnostic (a
+    request answered -32603 live). Nothing raises past this part.
+    """
 
-    def __init__(self, ctx: Context, max_line: int) -> None:
+    __slots__ = (
+        "_bad_line",
+        "_by_id",
+        "_ctx",
+        "_decoder",
+        "_notes",
+        "agent_lines",
+        "lines",
+        "max_batch",
+        "max_pending",
+    )
+
+    def __init__(
+        self,
+        ctx: Context,
+        max_line: int,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        max_pending: int = DEFAULT_MAX_PENDING,
+    ) -> None:
         self._ctx = ctx
+        self.max_batch = max_batch
+        self.max_pending = max_pending
         self._notes = ctx.notes  # the hot path's two collaborators, at hand
         self._by_id = ctx.sessions.by_id
         self.lines = LineBuffer(max_line)
@@ -67,36 +106,10 @@ class Inbound:
         events: Events = []
         if self._notes.line is not None:
             self._forget_lines()
-        span = self.lines.feed_span(data)
-        if span is None:  # a line may be over the limit: the line-by-line framer decides
-            self._receive_lines(self.lines.feed(data), events)
-            return events
-        head, start, end = span
-        if head is not None:
-            self._receive_lines((head,), events)
-        if start >= end:
-            return events
-        # The common read holds only session/update lines: decode them all in one pass as
-        # the items of one array (each newline becomes " ,"), then apply them in order. A
-        # line that is not exactly one JSON value (nothing, two values, or a message spread
-        # over lines) fails the batch or changes the count of items, and the read is taken
-        # line by line. (Only a line crafted to hold "},{" between two values could make up
-        # for a spread message in the same read; either way the updates are the agent's own.)
-        # The whole read is wrapped (before ``start`` and after ``end`` there is one newline
-        # at most) and the array cut from that copy through a view: two copies in all.
-        wrapped = data.replace(b"\n", b" ,")
-        after = len(data) - end + 1  # in wrapped: the last newline's " ," and what follows
-        cut = memoryview(wrapped)[start + (start > 0) : -after]
-        try:
-            batch = decode_update_batch(b"".join((b"[", cut, b"]")))
-        except _FAST_ERRORS:
-            batch = None
-        # the lines of data[start:end]: the newlines of the read but the one before start
-        if batch is None or len(batch) != len(wrapped) - len(data) - (start > 0):
-            self._receive_lines(data[start:end].split(b"\n"), events)
-        else:
-            self.agent_lines += len(batch)
-            self._apply_notes(batch, events)
+        # Each line is decoded on its own (1.1: a line is one message), so that what a line
+        # means never depends on its neighbours or on where the reads were cut; consecutive
+        # session/update lines are still applied together (_receive_lines).
+        self._receive_lines(self.lines.feed(data), events)
         return events
 
     def _receive_lines(self, lines: Iterable[bytes | LineTooLong], events: Events) -> None:
@@ -126,19 +139,27 @@ class Inbound:
             runs: Iterable[tuple[str, list[_FastUpdate]]] = ((session_ids[0], notes),)
         else:
             runs = runs_of(session_ids, notes)
-        ctx = self._ctx
         sessions = self._by_id
+        limit = self._ctx.sessions.max_entities
         for session_id, run in runs:
             session = sessions.get(session_id)
             if session is None:
-                apply_update(ctx, run[0].params, events)  # creates the session
-                session = sessions[session_id]
+                self._apply_one(run[0].params, events)  # creates the session (or cannot)
+                session = sessions.get(session_id)
                 run = run[1:]
-            if session.closed:
-                for one in run:
-                    apply_update(ctx, one.params, events)
+            if session is None or session.closed or entity_count(session) + len(run) > limit:
+                for one in run:  # one at a time, each checked against the limits
+                    self._apply_one(one.params, events)
             elif run:
                 session.apply_run([n.params.update for n in run], events)
+
+    def _apply_one(self, params: s.UpdateSessionNotification, events: Events) -> None:
+        """Apply one ``session/update``; one past a limit is kept raw instead."""
+        try:
+            apply_update(self._ctx, params, events)
+        except LimitExceeded as exc:
+            message = s.Notification(method="session/update", params=params)
+            self._limit_reached(exc, message, False, events)
 
     def _forget_lines(self) -> None:
         """Leaving log replay for live bytes: diagnostics no longer have a log line."""
@@ -172,7 +193,7 @@ class Inbound:
         """The params of one decoded ``session/update`` of the agent's (at a log's line)."""
         self._notes.line = line
         events: Events = []
-        apply_update(self._ctx, params, events)
+        self._apply_one(params, events)
         return events
 
     def line_too_long(self, marker: LineTooLong, events: Events) -> None:
@@ -188,7 +209,7 @@ class Inbound:
         ctx = self._ctx
         notes = ctx.notes
         start = len(notes.diagnostics)
-        items = self._decoder.decode_all(line, notes.diagnostics)
+        items = self._decoder.decode_all(line, notes.diagnostics, max_batch=self.max_batch)
         if b'"jsonrpc"' not in line and items and not isinstance(items[0], RemoteProtocolError):
             # 1.2: every object carries it; accepted without (as the log reader does)
             notes.note("missing-jsonrpc-version", 'no "jsonrpc" member; accepted as 2.0')
@@ -203,7 +224,7 @@ class Inbound:
                 if isinstance(item, RemoteProtocolError):
                     self._invalid(item, events, True)
                 else:
-                    dispatch(ctx, item, True, events)
+                    self._dispatch(item, True, events)
         finally:
             self._bad_line = None
             if batch:
@@ -220,6 +241,8 @@ class Inbound:
         elif not message:
             error = RemoteProtocolError("empty batch", code=INVALID_REQUEST, raw=message)
             self._invalid(error, events, incoming)
+        elif len(message) > self.max_batch:
+            self._invalid(batch_too_large(len(message), self.max_batch), events, incoming)
         elif incoming:
             mode = self._ctx.mode
             mode.begin_batch()
@@ -247,7 +270,47 @@ class Inbound:
             )
             self._invalid(error, events, incoming)
             return
-        dispatch(self._ctx, parsed, incoming, events)
+        self._dispatch(parsed, incoming, events)
+
+    # ------------------------------------------------------------------ limits
+
+    def _dispatch(self, message: s.Message, incoming: bool, events: Events) -> None:
+        """Route one decoded message, unless it would pass a limit: then it is kept raw."""
+        ctx = self._ctx
+        try:
+            if type(message) is s.Request or type(message) is s.Notification:
+                sid = session_id_of(message.params)
+                full = len(self._by_id) >= ctx.sessions.max_sessions
+                if full and sid is not None and sid not in self._by_id:
+                    raise _session_limit(ctx, sid)
+                pending = ctx.rpc.pending_in
+                waiting = len(pending) >= self.max_pending
+                if (
+                    waiting
+                    and incoming
+                    and type(message) is s.Request
+                    and message.id not in pending
+                ):
+                    raise LimitExceeded(
+                        "max_pending",
+                        self.max_pending,
+                        f"the agent's {message.method} request {message.id!r} not taken",
+                    )
+            dispatch(ctx, message, incoming, events)
+        except LimitExceeded as exc:
+            self._limit_reached(exc, message, incoming, events)
+
+    def _limit_reached(
+        self, exc: LimitExceeded, message: Any, incoming: bool, events: Events
+    ) -> None:
+        """Keep a message a limit stopped: its diagnostic, its event; a request is refused."""
+        sid = session_id_of(getattr(message, "params", None))
+        self._notes.note("limit-reached", exc.message, "error", sid)
+        events.append(
+            ev.LimitReached(limit=exc.limit, value=exc.value, message=message, session_id=sid)
+        )
+        if incoming and type(message) is s.Request:
+            self._ctx.mode.refuse(message.id, INTERNAL_ERROR, exc.message)
 
     def _from_builtins(self, obj: dict[str, Any], events: Events, incoming: bool) -> Any:
         if obj.get("method") == "session/update" and "id" not in obj:
@@ -274,13 +337,18 @@ class Inbound:
     def _invalid(self, error: RemoteProtocolError, events: Events, incoming: bool) -> None:
         ctx = self._ctx
         notes = ctx.notes
+        detached(error)  # kept in an event: no frames with it (they would never be freed)
         error.line = notes.line
         raw = error.raw
         if isinstance(raw, dict) and raw.get("method") == "session/update":
             params = raw.get("params")
             sid = params.get("sessionId") if isinstance(params, dict) else None
             if isinstance(sid, str):
-                session = ctx.sessions.session(sid, events)
+                try:
+                    session: Session | None = ctx.sessions.session(sid, events)
+                except LimitExceeded as exc:
+                    notes.note("limit-reached", exc.message, "error", sid)
+                    session = None
                 update = params.get("update") if isinstance(params, dict) else None
                 notes.note(
                     "update-rejected",
@@ -289,7 +357,8 @@ class Inbound:
                     sid,
                     error.path,
                 )
-                session.side_events.clear()
+                if session is not None:
+                    session.side_events.clear()
                 events.append(ev.UpdateRejected(session_id=sid, error=error, raw=update))
                 if incoming and error.request_id is not None:
                     ctx.mode.refuse(error.request_id, error.code, error.message)
@@ -297,10 +366,13 @@ class Inbound:
         if isinstance(raw, dict) and isinstance(raw.get("method"), str):
             sid = session_id_of(raw.get("params"))
             if sid is not None:  # 12.5: any message naming a session creates it
-                if incoming:
-                    ctx.mode.agent_session(sid, events)
-                else:
-                    ctx.sessions.session(sid, events)
+                try:
+                    if incoming:
+                        ctx.mode.agent_session(sid, events)
+                    else:
+                        ctx.sessions.session(sid, events)
+                except LimitExceeded as exc:
+                    notes.note("limit-reached", exc.message, "error", sid)
             rid = raw.get("id")
             if not incoming and isinstance(rid, int | str) and not isinstance(rid, bool):
                 # The client's own request, malformed (a log): tracked with its raw params,
@@ -348,6 +420,11 @@ class Inbound:
             response_received(self._ctx, settled, events)
         else:
             dispatch(self._ctx, settled, False, events)
+
+
+def _session_limit(ctx: Context, session_id: str) -> LimitExceeded:
+    limit = ctx.sessions.max_sessions
+    return LimitExceeded("max_sessions", limit, f"session {session_id!r} not created")
 
 
 #: How much of a malformed line its diagnostic quotes.

@@ -27,7 +27,8 @@ def test_import_does_not_pull_heavy_dependencies() -> None:
 PINNED = {
     "acp_client": {
         "ACPError", "CompactionState", "Connection", "Decoder", "Diagnostic", "Direction",
-        "FailedRequest", "ListView", "LocalProtocolError", "MessageState", "PermissionState",
+        "FailedRequest", "LimitExceeded", "ListView", "LocalProtocolError", "MessageState",
+        "PermissionState",
         "PlanState", "PromptState", "RemoteProtocolError", "ReplayResult", "Replayer", "Role",
         "SNAPSHOT_FORMAT", "SentRequest", "Session", "TerminalState", "TimelineEntry",
         "ToolCallState", "__version__", "convert", "encode", "events", "load_session",
@@ -45,7 +46,8 @@ PINNED = {
     "acp_client.events": {
         "AgentRequestReceived", "AvailableCommandsUpdated", "CancelRequested",
         "CompactionChunkAppended", "CompactionUpserted", "ConfigOptionsUpdated", "ContentChange",
-        "Event", "InvalidMessageReceived", "MessageChunkAppended", "MessageUpserted",
+        "Event", "InvalidMessageReceived", "LimitReached", "UnknownNotificationReceived",
+        "MessageChunkAppended", "MessageUpserted",
         "NoticeReceived", "PermissionAnswered", "PermissionRequested", "PermissionWithdrawn",
         "PlanUpdated", "PromptAccepted", "PromptEchoed", "PromptRejected", "PromptSent",
         "ReplayFinished", "ReplayStarted", "ResponseReceived", "SessionAnnounced",
