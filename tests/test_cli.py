@@ -264,7 +264,8 @@ def _follow(
         said = read_until(proc.stderr, b"(Ctrl-C or SIGTERM to stop)\n")
         if meanwhile is not None:
             meanwhile()
-        proc.send_signal(signal.SIGINT if stop is None else stop)
+        if stop != 0:  # 0: it ends by itself (--strict stops at its first error)
+            proc.send_signal(signal.SIGINT if stop is None else stop)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -321,7 +322,7 @@ def test_follow_strict_stops_at_the_first_error_of_the_state_rules(tmp_path: Pat
     ]
     log.write_text("".join(line + "\n" for line in lines))
     plain = run_cli("replay", "--json", "--strict", str(log))
-    status, out, err = _follow(log, "--json", "--strict")
+    status, out, err = _follow(log, "--json", "--strict", stop=0)
     for code, stdout in ((plain.returncode, plain.stdout), (status, out)):
         assert code == 1, err.decode()
         session = json.loads(stdout)["sessions"][0]
