@@ -20,6 +20,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
+
 if TYPE_CHECKING:  # the names below are imported on first use (module ``__getattr__``)
     from . import events as events
     from . import schema as schema
@@ -101,8 +103,6 @@ def __dir__() -> list[str]:
     """The public names, imported or not."""
     return sorted({*globals(), *_LAZY})
 
-
-__version__ = "0.1.0"
 
 __all__ = [
     "SNAPSHOT_FORMAT",

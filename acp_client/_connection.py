@@ -44,6 +44,7 @@ from ._session import Session
 from ._snapshot import FORMAT, session_snapshot
 from ._submissions import Submissions
 from ._v1.switch import ProtocolSwitch
+from ._version import __version__
 
 __all__ = ["Connection", "Direction", "SentRequest"]
 
@@ -293,7 +294,7 @@ class Connection(Submissions):
         self,
         *,
         name: str = "acp-client",
-        version: str = "0",
+        version: str = __version__,
         protocol_version: int = 2,
         capabilities: s.ClientCapabilities | None = None,
     ) -> SentRequest:

@@ -70,7 +70,17 @@ class Inbound:
     request answered -32603 live). Nothing raises past this part.
     """
 
-    __slots__ = ("_by_id", "_ctx", "_decoder", "_notes", "lines", "max_batch", "max_pending")
+    __slots__ = (
+        "_bad_line",
+        "_by_id",
+        "_ctx",
+        "_decoder",
+        "_notes",
+        "agent_lines",
+        "lines",
+        "max_batch",
+        "max_pending",
+    )
 
     def __init__(
         self,
@@ -86,6 +96,9 @@ class Inbound:
         self._by_id = ctx.sessions.by_id
         self.lines = LineBuffer(max_line)
         self._decoder = Decoder()
+        #: Lines of the agent's output taken so far (a malformed one's diagnostic names it).
+        self.agent_lines = 0
+        self._bad_line: tuple[int, bytes] | None = None  # the line being reported malformed
 
     # ------------------------------------------------------------------- bytes
 
@@ -114,7 +127,9 @@ class Inbound:
             start = len(lines)
         except _FAST_ERRORS:
             start = len(notes)  # lines[start] is the first that is no update
+        self.agent_lines += start
         for line in islice(lines, start, None):
+            self.agent_lines += 1
             try:
                 notes.append(decode_update_line(line))  # type: ignore[arg-type]
                 continue
@@ -169,6 +184,7 @@ class Inbound:
         """The agent closed its stdout: a last line without a newline."""
         events: Events = []
         for line in self.lines.flush():
+            self.agent_lines += 1
             if type(line) is bytes:
                 if line.strip():
                     self._receive_line(line, events)
@@ -179,6 +195,7 @@ class Inbound:
     def line(self, line: bytes) -> Events:
         """One complete line read from the agent (without its newline)."""
         events: Events = []
+        self.agent_lines += 1
         if len(line) > self.lines.max_line:
             self.line_too_long(LineTooLong(len(line)), events)
         elif line.strip():
@@ -214,6 +231,7 @@ class Inbound:
         batch = line.lstrip()[:1] == b"[" and _parsed_batch(items[0])
         if batch:
             ctx.mode.begin_batch()
+        self._bad_line = (self.agent_lines, line)
         try:
             for item in items:
                 if isinstance(item, RemoteProtocolError):
@@ -221,6 +239,7 @@ class Inbound:
                 else:
                     self._dispatch(item, True, events)
         finally:
+            self._bad_line = None
             if batch:
                 ctx.mode.end_batch()
 
@@ -386,7 +405,11 @@ class Inbound:
             # 1.5: an invalid entry (or an empty batch) gets its own -32600 with id null.
             ctx.mode.invalid_entry(error.message)
         code = "invalid-message" if error.code != -32700 else "malformed-line"
-        notes.note(code, f"{error.message} at `{error.path}`", "error", path=error.path)
+        text = f"{error.message} at `{error.path}`"
+        if code == "malformed-line" and self._bad_line is not None and notes.line is None:
+            number, line = self._bad_line  # live: the agent's output line, and what it held
+            text = f"agent output line {number}: {text}: {excerpt(line)}"
+        notes.note(code, text, "error", path=error.path)
         events.append(ev.InvalidMessageReceived(error=error))
         if response and isinstance(raw, dict):
             self._settle_malformed_response(error, raw, events, incoming)
@@ -415,3 +438,21 @@ class Inbound:
 def _session_limit(ctx: Context, session_id: str) -> LimitExceeded:
     limit = ctx.sessions.max_sessions
     return LimitExceeded("max_sessions", limit, f"session {session_id!r} not created")
+
+
+#: How much of a malformed line its diagnostic quotes.
+EXCERPT_CHARS = 120
+
+
+def excerpt(line: bytes) -> str:
+    """The start of ``line`` for a diagnostic, quoted and escaped.
+
+    A JSON string literal, so every control and non-ASCII character is escaped (nothing in
+    it can drive a terminal): at most :data:`EXCERPT_CHARS` characters of the line, with
+    ``…`` when it was longer.
+    """
+    import json
+
+    text = line.decode("utf-8", "replace")
+    cut = text[:EXCERPT_CHARS]
+    return json.dumps(cut) + ("…" if len(text) > EXCERPT_CHARS else "")

@@ -59,6 +59,7 @@ from ._pump import (
 )
 from ._recorder import Recorder, RecordingError
 from ._streams import EventStream
+from ._version import __version__
 
 __all__ = [
     "AgentConnection",
@@ -169,7 +170,7 @@ class AgentConnection(Pump):
         self,
         *,
         name: str = "acp-client",
-        version: str = "0",
+        version: str = __version__,
         protocol_version: int = 2,
         capabilities: s.ClientCapabilities | None = None,
     ) -> Any:

@@ -19,7 +19,8 @@ MAX_MODULE_LINES = 600
 MAX_CLASS_LINES = 450
 EXEMPT_MODULES = {"acp_client._schema"}
 #: the edges of the package: everything else is the core (decode, reduce, track, replay)
-EDGES = ("acp_client.transport", "acp_client.cli", "acp_client.testing")
+# `acp_client.__main__` is `python -m acp_client`: the command line, an edge like the CLI
+EDGES = ("acp_client.transport", "acp_client.cli", "acp_client.testing", "acp_client.__main__")
 
 
 def _modules() -> dict[str, Path]:

@@ -248,10 +248,11 @@ def test_v1_log_replays_into_v2_state(tmp_path: Path) -> None:
 def _follow(
     log: Path, *options: str, meanwhile: Any = None, stop: int | None = None
 ) -> tuple[int, bytes, bytes]:
-    """Run ``replay --follow`` on ``log``, do ``meanwhile()`` while it runs, then Ctrl-C it
-    (or send ``stop``)."""
+    """Run ``replay --follow`` on ``log``, do ``meanwhile()`` once it follows, then Ctrl-C it
+    (or send ``stop``). What was written before the signal is read before the end."""
     import signal
-    import time
+
+    from cli_wait import read_until
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "acp_client.cli", "replay", "--follow", *options, str(log)],
@@ -259,16 +260,17 @@ def _follow(
         stderr=subprocess.PIPE,
     )
     try:
-        time.sleep(1.5)  # the command polls the file; give it a moment to start reading
+        assert proc.stderr is not None
+        said = read_until(proc.stderr, b"(Ctrl-C or SIGTERM to stop)\n")
         if meanwhile is not None:
             meanwhile()
-            time.sleep(1.5)
-        proc.send_signal(signal.SIGINT if stop is None else stop)
+        if stop != 0:  # 0: it ends by itself (--strict stops at its first error)
+            proc.send_signal(signal.SIGINT if stop is None else stop)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
-    return proc.returncode, out, err
+    return proc.returncode, out, said + err
 
 
 def test_follow_applies_lines_appended_while_running(tmp_path: Path) -> None:
@@ -320,7 +322,7 @@ def test_follow_strict_stops_at_the_first_error_of_the_state_rules(tmp_path: Pat
     ]
     log.write_text("".join(line + "\n" for line in lines))
     plain = run_cli("replay", "--json", "--strict", str(log))
-    status, out, err = _follow(log, "--json", "--strict")
+    status, out, err = _follow(log, "--json", "--strict", stop=0)
     for code, stdout in ((plain.returncode, plain.stdout), (status, out)):
         assert code == 1, err.decode()
         session = json.loads(stdout)["sessions"][0]
@@ -446,7 +448,7 @@ def _failed_setup_log(tmp_path: Path) -> Path:
     return log
 
 
-def test_the_rendered_view_shows_a_refused_session_new_and_json_does_not(tmp_path: Path) -> None:
+def test_the_rendered_view_and_json_show_a_refused_session_new(tmp_path: Path) -> None:
     log = _failed_setup_log(tmp_path)
     out = run_cli("replay", str(log))
     assert out.returncode == 0, out.stderr.decode()
@@ -456,8 +458,19 @@ def test_the_rendered_view_shows_a_refused_session_new_and_json_does_not(tmp_pat
     assert "missing" in text and "\x1b[2J" not in text
     assert "no prompt" in text  # the prompt's own error, under its session
     assert text.count("-32602") == 1  # not listed again as a failed request
+    # --json: the snapshot plus the command line's failedRequests (docs/snapshot.md)
     snapshot = snapshot_of(str(log))
-    assert set(snapshot) == {"format", "sessions", "diagnostics"}
+    assert set(snapshot) == {"format", "sessions", "diagnostics", "failedRequests"}
+    assert snapshot["failedRequests"] == [
+        {
+            "line": 4,
+            "method": "session/new",
+            "error": {"code": -32000, "message": "API key\x1b[2J missing"},
+        }
+    ]
+    assert replay_log(str(log)).snapshot() == {
+        k: v for k, v in snapshot.items() if k != "failedRequests"
+    }  # the library's snapshot does not carry them
 
 
 def test_a_log_of_only_a_refused_session_new_says_why_it_has_no_sessions(tmp_path: Path) -> None:
@@ -522,7 +535,8 @@ def test_stats_keep_one_line_per_row_whatever_the_file_or_update_kind(tmp_path: 
 
 
 def test_follow_names_an_unreadable_path_escaped(tmp_path: Path) -> None:
-    proc = run_cli("replay", "--follow", str(tmp_path / "nope\x1b]0;T\x07.jsonl"))
+    (tmp_path / "file").write_text("")  # a path below a file: an error, not waited for
+    proc = run_cli("replay", "--follow", str(tmp_path / "file" / "nope\x1b]0;T\x07.jsonl"))
     assert proc.returncode != 0
     assert b"\x1b" not in proc.stderr and b"\x07" not in proc.stderr
     assert b"nope" in proc.stderr

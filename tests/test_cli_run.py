@@ -195,13 +195,12 @@ def test_a_signal_outside_a_turn_stops_the_run_and_the_agent(
     while not pid_file.exists() or not pid_file.read_text():
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    time.sleep(0.2)
+    # The signals are watched from before the agent is started: no need to wait longer.
     proc.send_signal(getattr(signal, signum))  # no turn yet: stop at once
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == status, err.decode()
     assert said in err and b"Traceback" not in err
-    time.sleep(0.2)
-    with pytest.raises(ProcessLookupError):  # killed and reaped
+    with pytest.raises(ProcessLookupError):  # killed and reaped before `run` exited
         os.kill(int(pid_file.read_text()), 0)
 
 
@@ -352,18 +351,24 @@ def test_ctrl_c_withdrawing_a_held_prompt_is_an_interruption(tmp_path: Path) -> 
     assert json.loads(out)["sessions"][0]["prompts"][0]["status"] == "rejected"
 
 
-FLOOD_AGENT = (
+#: An inline v2 agent up to a turn that runs: session s1, prompt u1 accepted and echoed.
+TURN_STARTED = (
     AGENT_IO
     + """def update(u):
     send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": u}})
-answer_initialize("flood")
+answer_initialize("agent")
 m = recv()
 send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "s1"}})
 m = recv()
 send({"jsonrpc": "2.0", "id": m["id"], "result": {"messageId": "u1"}})
 update({"sessionUpdate": "user_message", "messageId": "u1", "content": m["params"]["prompt"]})
 update({"sessionUpdate": "state_update", "state": "running"})
-for i in range(5000):  # every request first, the answers read afterwards
+"""
+)
+
+FLOOD_AGENT = (
+    TURN_STARTED
+    + """for i in range(5000):  # every request first, the answers read afterwards
     send({"jsonrpc": "2.0", "id": 1000 + i, "method": "_vendor/telemetry", "params": {"i": i}})
 for _ in range(5000):
     assert recv()["error"]["code"] == -32601
@@ -420,7 +425,8 @@ def _hang_up(
         while not ready.exists() or not ready.read_text():
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.05)
-        time.sleep(0.5)  # the live view (when on) has drawn
+        # The live view (when on) drew its first frame before the prompt went out, and
+        # the agent writes `ready` only once it has the prompt: no need to wait longer.
     finally:
         os.close(main)  # the terminal closes: every later write to it fails
     proc.send_signal(getattr(signal, signum))
@@ -479,7 +485,10 @@ while (m := recv()) is not None:
     if method == "initialize":
         key = {"methodId": "key"} if version == 2 else {"id": "key"}
         methods = [{"type": "agent", "name": "API key", **key}, {"type": "agent", "name": "SSO",
-                   **{k: "sso" for k in key}}]
+                   **{k: "sso" for k in key}},
+                   # a kind the schema does not name (Codex's ACP adapter lists two)
+                   {"type": "env_var", "name": "Env key", "varName": "ENV_KEY",
+                    **{k: "env-key" for k in key}}]
         if version == 2:
             result = {"protocolVersion": 2, "info": {"name": "a", "version": "1"},
                       "capabilities": {"session": {}}, "authMethods": methods}
@@ -487,7 +496,7 @@ while (m := recv()) is not None:
             result = {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": methods}
         send({"jsonrpc": "2.0", "id": rid, "result": result})
     elif method == ("auth/login" if version == 2 else "authenticate"):
-        authed = m["params"]["methodId"] == "key"
+        authed = m["params"]["methodId"] in ("key", "env-key")
         send({"jsonrpc": "2.0", "id": rid, "result": {}})
     elif method == "session/new":
         if not authed:
@@ -537,7 +546,16 @@ def test_auth_logs_in_before_the_session_and_its_absence_is_explained(
     assert b"sso  (SSO)" in plain.stderr
     # A method the agent does not offer is a usage error naming the ones it does.
     wrong = run("--auth", "nope", "--prompt", "hi", *agent)
-    assert wrong.returncode == 2 and b"'key', 'sso'" in wrong.stderr, wrong.stderr.decode()
+    assert wrong.returncode == 2, wrong.stderr.decode()
+    assert b"'key', 'sso', 'env-key'" in wrong.stderr, wrong.stderr.decode()
+    # A method of a kind acp-client does not know is listed, and usable with a warning.
+    assert b"env-key  (Env key)" in plain.stderr
+    env = run("--json", "--auth", "env-key", "--prompt", "hi", *agent)
+    assert env.returncode == 0, env.stderr.decode()
+    assert b"warning: --auth 'env-key' is of a kind acp-client does not know ('env_var')" in (
+        env.stderr
+    )
+    assert json.loads(env.stdout)["sessions"][0]["completedTurns"] == ["end_turn"]
     # Logged in with a method that did not satisfy the agent: not told to use --auth again.
     again = run("--auth", "sso", "--prompt", "hi", *agent)
     assert again.returncode == 5 and b"Authentication required" in again.stderr

@@ -16,7 +16,7 @@ from .. import _events as ev
 from .._diagnostics import Diagnostic
 from .adapter import V1Adapter
 from .detect import detect_v1, v1_hint
-from .switch import Connection
+from .switch import Connection, _describe
 
 __all__ = ["DECIDE_WITHIN", "AdapterOrigin", "LogSwitch", "Replay"]
 
@@ -38,6 +38,12 @@ class Replay(Protocol):
     def _stop_on_error(self, mark: tuple[int, int]) -> None: ...
 
     def _note_failures(self, events: list[ev.Event], line: int | None) -> None: ...
+
+
+def _claims_v2(message: Any) -> bool:
+    """Whether ``message`` is an ``initialize`` answer saying protocol version 2."""
+    result = message.get("result") if isinstance(message, dict) else None
+    return isinstance(result, dict) and result.get("protocolVersion") == 2
 
 
 def _changed(out: Any, message: Any) -> bool:
@@ -92,6 +98,10 @@ class LogSwitch:
         self._client_seen = False  # the current connection has a client message
         self._probing = False  # v1 without client traffic so far: an agent-only log?
         self._hint = False  # the undecided connection's initialize used v1 field names
+        # the connection's initialize answer claimed v2: held until a message tells (as the
+        # live switch's probation does), since an agent may claim v2 and speak v1
+        self._claimed = False
+        self._spoke_v1 = False  # ...and then spoke v1: its sessions say protocol version 1
         # v1 requests the adapter renamed (session/load is a session/resume), by id: a
         # failure is reported under the method the log holds
         self._renamed: dict[Any, str] = {}
@@ -128,6 +138,7 @@ class LogSwitch:
             events = self.end_connection()
             self.version = None
             self._client_seen = False
+            self._claimed = self._spoke_v1 = False
         if direction == "outgoing":
             self._client_seen = True
             if self._v1 is not None and self._v1.agent_only and not self._probing:
@@ -137,10 +148,16 @@ class LogSwitch:
         if self.version is None:
             verdict = detect_v1(direction, message)
             self._hint = self._hint or v1_hint(direction, message)
+            if verdict is False and not self._claimed and _claims_v2(message):
+                self._claimed = True  # a claim, not yet a verdict: what follows tells
+                verdict = None
+            elif verdict and self._claimed:
+                self._speaks_v1(message, line)
             if verdict is None and len(self.buffer) < DECIDE_WITHIN:
                 self.buffer.append((direction, message, line))
                 return events
-            self._decide(1 if verdict or (verdict is None and self._hint) else 2)
+            claimed = self._claimed and verdict is None  # nothing told: as it claimed
+            self._decide(1 if verdict or (verdict is None and self._hint and not claimed) else 2)
         if self._probing:
             if not self._client_seen and len(self.buffer) < DECIDE_WITHIN:
                 self.buffer.append((direction, message, line))
@@ -149,7 +166,20 @@ class LogSwitch:
         events.extend(self._flush())
         if not self._replay.stopped:
             events.extend(self.apply(direction, message, line))
+        if self._spoke_v1:
+            self.settle_v1()
         return events
+
+    def _speaks_v1(self, message: Any, line: int | None) -> None:
+        """The agent claimed v2 and sent a v1 message: say so; the log is read as v1."""
+        text = (
+            "the agent speaks ACP v1: it answered initialize with protocol version 2 but sent"
+            f" {_describe(message)}; its traffic is read as v1 (--protocol 1 forces it)"
+        )
+        self._replay.diagnostics.append(
+            Diagnostic(code="agent-speaks-v1", message=text, severity="warning", line=line)
+        )
+        self._spoke_v1 = True
 
     def _settle_probe(self) -> None:
         """Decide whether the v1 connection is an agent-only log (V1-TO-V2.md 9).
@@ -225,7 +255,7 @@ class LogSwitch:
         replay = self._replay
         events: list[ev.Event] = []
         if self.version is None:
-            self._decide(1 if self._hint else 2)
+            self._decide(1 if self._hint and not self._claimed else 2)
         self._hint = False
         if self._probing:
             self._settle_probe()
@@ -250,8 +280,9 @@ class LogSwitch:
         if self.adapter is None:
             return
         conn = self._replay.connection
-        if conn.protocol_version is None:
+        spoke = self._spoke_v1  # it claimed v2: what it claimed gives way to what it spoke
+        if conn.protocol_version is None or spoke:
             conn.protocol_version = 1
         for session in conn.sessions.values():
-            if session.protocol_version is None:
+            if session.protocol_version is None or spoke:
                 session.protocol_version = 1

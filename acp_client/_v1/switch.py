@@ -27,6 +27,7 @@ class Connection(Protocol):
     protocol_version: int | None
     record_sends: bool
     _sent_events: list[ev.Event]
+    _inbound: Any  # its ``agent_lines`` counts the agent's lines (malformed-line names them)
 
     @property
     def sessions(self) -> Mapping[str, Any]: ...
@@ -242,12 +243,15 @@ class ProtocolSwitch:
             self._answered(conn.protocol_version)  # answered through receive_line/_message
         for line in lines:
             if type(line) is not bytes:
+                conn._inbound.agent_lines += 1  # counted here: the connection never sees it
                 if self._held:  # in order with what is held back
                     self._held.append((line, _NOT_JSON))
                 else:
                     conn._line_too_long(line, events)  # type: ignore[arg-type]
             elif line.strip():
                 self._line(line, events)
+            else:
+                conn._inbound.agent_lines += 1  # a blank line, skipped
         if eof and self._held:
             self.signal("settle")
             self._release(events)
@@ -274,6 +278,7 @@ class ProtocolSwitch:
                     # An update after a prompt the agent has not inserted: only the next
                     # marker can tell whether v1's rules insert it here. Held until then.
                     self._held.append((line, obj))
+                    self._conn._inbound.agent_lines += 1  # its place; routed later (_release)
                     return
                 if self._held or self._unsettled >= _SETTLE_AFTER:
                     self.signal("settle")  # nothing more to wait for: as the agent claimed
@@ -288,7 +293,10 @@ class ProtocolSwitch:
 
     def _release(self, events: list[ev.Event]) -> None:
         held, self._held = self._held, []
+        inbound = self._conn._inbound
         for line, obj in held:
+            if type(line) is bytes:  # counted when held: routing counts it again
+                inbound.agent_lines -= 1
             self._route(line, obj, events)
 
     def _route(self, line: bytes | LineTooLong, obj: Any, events: list[ev.Event]) -> None:
@@ -307,6 +315,7 @@ class ProtocolSwitch:
         if not isinstance(obj, list | dict):
             events.extend(conn.receive_line(line))  # not a message: the connection says so
             return
+        conn._inbound.agent_lines += 1  # a line of the agent's, taken here and not there
         # A batch stays one: its translated messages (and entries that are no message, each
         # answered -32600) go to the connection as one batch, whose replies are one array
         # (JSON-RPC 6, spec 1.5), as a v2 agent's are.

@@ -21,9 +21,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-__all__ = ["build_parser", "dump_json", "main"]
+__all__ = ["DISTRIBUTION", "UsageError", "build_parser", "dump_json", "main"]
 
 _N = TypeVar("_N", int, float)
+
+#: The distribution on the package index (the module stays ``acp_client``; the name
+#: ``acp-client`` there belongs to an unrelated project).
+DISTRIBUTION = "acp-client-state"
 
 EXIT_OK = 0
 EXIT_STRICT = 1
@@ -34,6 +38,26 @@ EXIT_AGENT_FAILED = 5
 EXIT_HANGUP = 129
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
+
+_MAIN_EPILOG = """\
+exit status:
+  0    done (replay: every log read to its end; run: the last turn ended with end_turn)
+  1    replay --strict stopped at the first error diagnostic
+  2    wrong usage
+  3    replay: a log could not be read
+  4    run: the last turn ended with another stop reason
+  5    run: the agent failed, exited or hung
+  129  stopped by SIGHUP, 130 interrupted (Ctrl-C), 143 stopped by SIGTERM
+  (each command's --help has the details)
+
+examples:
+  acp-client replay                          the example log shipped inside the package
+  acp-client replay session.jsonl            show how a stored conversation ended up
+  acp-client replay --json logs/ > out.ndjson one snapshot per log of a folder, as JSON lines
+  acp-client replay --follow --events LOG    a log still being written, one JSON line per change
+  acp-client replay LOG --html page.html     the conversation as one self-contained web page
+  acp-client run --prompt 'hello' -- AGENT   start an agent over stdio and talk to it
+"""
 
 _REPLAY_EPILOG = """\
 exit status:
@@ -60,6 +84,19 @@ exit status:
 """
 
 
+class UsageError(Exception):
+    """Wrong usage of a subcommand found after parsing: its usage and the message, exit 2."""
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The parser of the subcommand ``name`` (its usage goes with its errors)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser = action.choices[name]
+            return found
+    raise KeyError(name)
+
+
 def _side(value: str) -> tuple[str, str]:
     method, sep, side = value.partition("=")
     if not sep or side not in ("agent", "client") or not method:
@@ -72,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acp-client",
         description="Client-side state of Agent Client Protocol (ACP) v2 conversations.",
+        epilog=_MAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from acp_client import __version__
 
@@ -101,7 +140,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--stats", action="store_true", help="print counts and throughput")
     replay.add_argument(
-        "--follow", action="store_true", help="keep reading a log that is still being written"
+        "--follow",
+        action="store_true",
+        help="keep reading a log that is still being written, as tail -F does (a file that"
+        " does not exist yet is waited for; '-' follows standard input until it ends);"
+        " Ctrl-C or SIGTERM shows the final state once and exits 0",
+    )
+    replay.add_argument(
+        "--events",
+        action="store_true",
+        help="with --follow: write one JSON object per change as it happens, then the final"
+        " snapshot (format acp-client/events@1, docs/events-stream.md in the repository)",
     )
     replay.add_argument(
         "--strict", action="store_true", help="stop at the first error diagnostic (exit 1)"
@@ -166,6 +215,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--prompt", action="append", default=[], metavar="TEXT", help="repeatable")
     run.add_argument("--record", metavar="FILE", help="record the traffic (acp-client format)")
+    run.add_argument(
+        "--events",
+        action="store_true",
+        help="write one JSON object per change as it happens, then the final snapshot"
+        " (format acp-client/events@1, docs/events-stream.md in the repository); no view",
+    )
     run.add_argument(
         "--json",
         action="store_true",
@@ -287,16 +342,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         if agent[:1] == ["--"]:  # the separator; a "--" among the agent's arguments stays
             agent = agent[1:]
         if not agent:
-            parser.error("run needs an agent command after --")
+            raise UsageError("run needs an agent command after --")
         args.agent = agent
         return run_command(args)
+    except UsageError as exc:  # as argparse says it, with the subcommand's usage
+        sub = _subparser(parser, args.command)
+        sub.print_usage(sys.stderr)
+        sys.stderr.write(f"{sub.prog}: error: {exc}\n")
+        return EXIT_USAGE
     except ModuleNotFoundError as exc:
-        if exc.name not in ("rich", "pyte", "trio", "anyio", "markdown_it"):
+        missing = (exc.name or "").partition(".")[0]
+        if missing not in ("rich", "pyte", "trio", "anyio", "markdown_it"):
             raise
-        extra = "run" if exc.name in ("trio", "anyio") or args.command == "run" else "cli"
+        extra = "run" if missing in ("trio", "anyio") or args.command == "run" else "cli"
         sys.stderr.write(
-            f"acp-client: this needs the '{extra}' extra ({exc.name} is not installed):"
-            f" pip install 'acp-client[{extra}]'"
+            f"acp-client: this needs the '{extra}' extra ({missing} is not installed):"
+            f" pip install '{DISTRIBUTION}[{extra}]'"
             + ("; replay --json works without it\n" if extra == "cli" else "\n")
         )
         return EXIT_USAGE

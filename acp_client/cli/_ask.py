@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from typing import Any
 
 import trio
@@ -37,6 +38,7 @@ def ask_on_terminal(tty_path: str = "/dev/tty") -> PermissionHandler:
             try:
                 fd = os.open(tty_path, os.O_RDWR | os.O_NOCTTY)
             except OSError:
+                _no_terminal(perm.request)
                 return None
             # An fd stream of its own (non-blocking): reading it is cancellable, and the
             # user's terminal file descriptors are not touched.
@@ -56,6 +58,17 @@ def ask_on_terminal(tty_path: str = "/dev/tty") -> PermissionHandler:
         return None
 
     return handler
+
+
+def _no_terminal(request: Any) -> None:
+    """Say that a permission request is cancelled: there is no terminal to ask on."""
+    title = sanitize_line(str(getattr(request, "title", None) or "a permission request"))
+    with contextlib.suppress(OSError):
+        sys.stderr.write(
+            f"acp-client run: no terminal to ask on: cancelled {title!r}"
+            " (--permission allow or reject answers without one)\n"
+        )
+        sys.stderr.flush()
 
 
 def _question(request: Any, options: list[Any]) -> str:

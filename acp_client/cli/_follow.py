@@ -1,17 +1,29 @@
-"""``acp-client replay --follow``: keep reading a log that is still being written."""
+"""``acp-client replay --follow``: keep reading a log that is still being written.
+
+Owns the follow loop: a file followed by name as ``tail -F`` does (waited for, with a
+message, when it does not exist yet) or standard input (``-``, until it ends); the state
+shown live on a terminal, streamed as JSON lines with ``--events`` (``_stream.py``), or only
+at the end (``--json``, or piped); and the end: Ctrl-C or SIGTERM reads what was written
+until then and shows the final state exactly once.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import select
 import signal
 import sys
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from acp_client._replay import Replayer
 from acp_client.logs import LogReader
 
 from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, dump_json
+from ._stream import with_failed_requests
 
 __all__ = ["follow"]
 
@@ -21,116 +33,252 @@ _SETTLE_SECONDS = 1.0
 _BLOCK = 1 << 16
 
 
-class _Terminated(Exception):
-    """SIGTERM arrived: stop following, as Ctrl-C does."""
+class _Stopper:
+    """Ctrl-C and SIGTERM, turned into a flag (and a byte that wakes the waits)."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self._wake_read, self._wake_write = os.pipe()
+        os.set_blocking(self._wake_write, False)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.signal = signum
+        with contextlib.suppress(OSError):
+            os.write(self._wake_write, b"!")
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[_Stopper]:
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield self
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+            os.close(self._wake_read)
+            os.close(self._wake_write)
+
+    def wait(self, seconds: float, fd: int | None = None) -> bool:
+        """Wait ``seconds`` or until ``fd`` is readable or a signal came; True if ``fd`` is."""
+        if self.signal is not None:
+            return False
+        fds = [self._wake_read] if fd is None else [self._wake_read, fd]
+        with contextlib.suppress(InterruptedError):
+            ready, _, _ = select.select(fds, [], [], seconds)
+            return fd is not None and fd in ready
+        return False
 
 
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise _Terminated
+class _Input:
+    """The bytes of the followed log: a file by name, or standard input."""
+
+    def __init__(self, path: str, stopper: _Stopper) -> None:
+        self.path = path
+        self._stopper = stopper
+        self._fd: int | None = None
+        self.ended = False  # standard input closed: nothing more will come
+
+    def open(self) -> bool:
+        """Open the log; a file that does not exist yet is waited for. False if stopped.
+
+        Raises:
+            OSError: the file cannot be read (not a missing file: a folder, no permission).
+        """
+        if self.path == "-":
+            self._fd = sys.stdin.fileno()
+            return True
+        told = False
+        while True:
+            try:
+                self._fd = os.open(self.path, os.O_RDONLY)
+            except FileNotFoundError:
+                if not told:
+                    _say(f"waiting for {_safe(self.path)} to appear (Ctrl-C to stop)")
+                    told = True
+            else:
+                if os.path.isdir(self.path):
+                    os.close(self._fd)
+                    self._fd = None
+                    raise IsADirectoryError(21, "Is a directory")
+                return True
+            if self._stopper.signal is not None:
+                return False
+            self._stopper.wait(_POLL_SECONDS)
+
+    def read(self, wait: float) -> bytes:
+        """The bytes written since the last read (``b""``: none within ``wait`` seconds)."""
+        if self._fd is None or self.ended:
+            return b""
+        if self.path == "-":
+            if not self._stopper.wait(wait, self._fd):
+                return b""
+            data = os.read(self._fd, _BLOCK)
+            self.ended = not data
+            return data
+        data = os.read(self._fd, _BLOCK)
+        if not data:
+            self._stopper.wait(wait)
+        return data
+
+    def close(self) -> None:
+        if self._fd is not None and self.path != "-":
+            os.close(self._fd)
+        self._fd = None
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(f"acp-client replay: {text}\n")
+    sys.stderr.flush()
+
+
+def _safe(text: str) -> str:
+    from ._sanitize import sanitize_line
+
+    return sanitize_line(text)
 
 
 def follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int:
-    """Replay ``path`` and keep applying what is appended to it until Ctrl-C or SIGTERM.
+    """Replay ``path`` (``-``: standard input) and keep applying what is appended to it.
 
-    Either ends the run normally: the final state is printed and the status is 0.
+    Ctrl-C or SIGTERM ends the run normally (so does the end of standard input): what was
+    written until then is read, the final state is shown once, and the status is 0.
     """
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    try:
-        return _follow(path, args, options)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    with _Stopper().installed() as stopper:
+        return _Follower(path, args, options, stopper).run()
 
 
-def _follow(path: str, args: argparse.Namespace, options: dict[str, Any]) -> int:
-    reader = LogReader(
-        format=options["format"],
-        strict=options["strict"],
-        perspective=options["perspective"],
-        direction=options["direction"],
-        sides=options["sides"],
-    )
-    replayer = Replayer(
-        protocol=options["protocol"],
-        terminal_limit=options["terminal_limit"],
-        strict=options["strict"],
-        unstable=options["unstable"],
-    )
-    console: Any = None
-    if not args.json:  # rich only to render
-        from rich.console import Console
+class _Follower:
+    """One ``--follow`` run: the input, the replay and the output mode."""
 
-        console = Console(markup=False, highlight=False, emoji=False)
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - kept open while following
-    except OSError as exc:
-        from ._sanitize import sanitize_line
+    def __init__(
+        self, path: str, args: argparse.Namespace, options: dict[str, Any], stopper: _Stopper
+    ) -> None:
+        self.args = args
+        self.stopper = stopper
+        self.input = _Input(path, stopper)
+        self.reader = LogReader(
+            format=options["format"],
+            strict=options["strict"],
+            perspective=options["perspective"],
+            direction=options["direction"],
+            sides=options["sides"],
+        )
+        self.replayer = Replayer(
+            protocol=options["protocol"],
+            terminal_limit=options["terminal_limit"],
+            strict=options["strict"],
+            unstable=options["unstable"],
+        )
+        self.stream: Any = None
+        if args.events:
+            from ._stream import EventStream
 
-        reason = sanitize_line(str(exc.strerror or exc))
-        sys.stderr.write(f"acp-client replay: cannot read {sanitize_line(path)}: {reason}\n")
-        return EXIT_UNREADABLE
+            self.stream = EventStream()
+        self.console: Any = None
+        if not args.json and not args.events:  # rich only to render
+            from ._console import make_console
 
-    def view() -> Any:
+            self.console = make_console()
+
+    def view(self, last_entries: int | None) -> Any:
         from ._render import snapshot_renderable
         from ._values import removed_plans
 
+        replayer = self.replayer
         return snapshot_renderable(
             replayer.snapshot(),
-            show_thoughts=not args.no_thoughts,
-            markdown=args.markdown,
-            last_entries=40,
+            show_thoughts=not self.args.no_thoughts,
+            markdown=self.args.markdown,
+            last_entries=last_entries,
             failed_requests=[f.to_json() for f in replayer.failed_requests],
             truncated_terminals=replayer.truncated_terminals,
             removed_plans=removed_plans(replayer.connection.sessions),
         )
 
-    status = EXIT_OK
+    def apply(self, items: Any) -> None:
+        replayer = self.replayer
+        for item in items:
+            if getattr(item, "kind", None) is None:
+                replayer.diagnostics.append(item)  # the reader's
+            elif self.stream is None:
+                replayer.apply_record(item)  # in strict mode, stops at the first error
+            else:
+                self.stream.events(replayer.feed_record(item))
+        if self.stream is not None:
+            self.stream.diagnostics("reader", replayer.diagnostics)
+            self.stream.diagnostics("connection", replayer.connection.diagnostics)
 
-    def pump(refresh: Any) -> None:
+    def pump(self, refresh: Callable[[], None]) -> None:
+        """Read and apply until stopped, the input ends, or strict mode stopped the replay."""
         last_data = time.monotonic()
         settled = True
-        while not reader.done and not replayer.stopped:
-            block = handle.read(_BLOCK)
+        while not self.done and self.stopper.signal is None:
+            block = self.input.read(_POLL_SECONDS)
             if block:
-                for item in reader.feed(block):
-                    _apply(replayer, item)
+                self.apply(self.reader.feed(block))
                 last_data = time.monotonic()
                 settled = False
                 continue
             if not settled and time.monotonic() - last_data >= _SETTLE_SECONDS:
                 # the log paused: a response held back for its request is shown now
-                for item in reader.settle():
-                    _apply(replayer, item)
+                self.apply(self.reader.settle())
                 settled = True
             refresh()
-            time.sleep(_POLL_SECONDS)
+        while not self.done:  # stopped: what was written until now is read, then the end
+            block = self.input.read(0)
+            if not block:
+                break
+            self.apply(self.reader.feed(block))
 
-    try:
-        with handle:
-            if args.json:  # stdout carries only the final snapshot
-                pump(lambda: None)
-            else:
-                from rich.live import Live
+    @property
+    def done(self) -> bool:
+        return self.reader.done or self.replayer.stopped or self.input.ended
 
-                with Live(view(), console=console, auto_refresh=False) as live:
-                    pump(lambda: live.update(view(), refresh=True))
-    except (KeyboardInterrupt, _Terminated):
-        pass
-    for item in reader.close():
-        _apply(replayer, item)
-    replayer.finish()
-    if not args.json:  # what the end of the log completed (a last line, a document)
-        console.print(view())
-    if reader.fatal:
-        status = EXIT_UNREADABLE
-    elif reader.stopped_early or replayer.stopped:
-        status = EXIT_STRICT
-    if args.json:
-        sys.stdout.write(dump_json(replayer.snapshot(), indent=2) + "\n")
-    return status
+    def run(self) -> int:
+        args, live_on = self.args, self.console is not None and self.console.is_terminal
+        if self.stream is not None:
+            self.stream.start(source=self.input.path, command="replay --follow")
+        try:
+            opened = self.input.open()
+        except OSError as exc:
+            reason = _safe(str(exc.strerror or exc))
+            _say(f"cannot read {_safe(self.input.path)}: {reason}")
+            return EXIT_UNREADABLE
+        if not opened:
+            pass  # stopped while waiting for the file: the final (empty) state below
+        elif live_on:
+            from rich.live import Live
 
+            # transient: the live frame is wiped at the end, the final state drawn once below
+            live = Live(self.view(40), console=self.console, auto_refresh=False, transient=True)
+            with live:
+                self.pump(lambda: live.update(self.view(40), refresh=True))
+        else:
+            _say(f"following {_safe(self.input.path)} (Ctrl-C or SIGTERM to stop)")
+            self.pump(lambda: None)
+        self.input.close()
+        self.apply(self.reader.close())
+        finished = self.replayer.finish()
+        if self.stream is not None:
+            self.stream.events(finished)
+            self.apply(())  # the diagnostics the end raised
+        status = self.status()
+        snapshot = with_failed_requests(self.replayer.snapshot(), self.replayer.failed_requests)
+        if self.stream is not None:
+            self.stream.end(snapshot, status=status, stoppedBy=self.stopped_by())
+        elif args.json:
+            sys.stdout.write(dump_json(snapshot, indent=2) + "\n")
+        else:
+            self.console.print(self.view(None))
+        return status
 
-def _apply(replayer: Replayer, item: Any) -> None:
-    if getattr(item, "kind", None) is not None:
-        replayer.apply_record(item)  # in strict mode, stops at the first error
-    else:
-        replayer.diagnostics.append(item)
+    def stopped_by(self) -> str | None:
+        """``"SIGINT"`` or ``"SIGTERM"`` when a signal ended the run, else ``None``."""
+        signum = self.stopper.signal
+        return None if signum is None else signal.Signals(signum).name
+
+    def status(self) -> int:
+        if self.reader.fatal:
+            return EXIT_UNREADABLE
+        if self.reader.stopped_early or self.replayer.stopped:
+            return EXIT_STRICT
+        return EXIT_OK

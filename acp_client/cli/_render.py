@@ -30,10 +30,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypedDict, Unpack
 
 from rich.console import Console, Group, RenderableType
-from rich.rule import Rule
 from rich.text import Text
 
 from . import _render_sections as sections
+from ._console import CappedRule as Rule
 from ._render_entities import _EntityRenderer, _Options, _SessionContext
 
 # plain_text and its piece sizes are re-exported: they were importable from here

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
-from rich.rule import Rule
 from rich.text import Text
 
+from ._console import CappedRule as Rule
 from ._render_style import (
     _PLAN_STATUS,
     _PRIORITY_STYLE,

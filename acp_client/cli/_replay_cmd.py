@@ -14,7 +14,8 @@ from typing import Any
 from acp_client._many import spread
 from acp_client._replay import ReplayResult, iter_kinds, replay_log
 
-from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, EXIT_USAGE, dump_json
+from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, UsageError, dump_json
+from ._stream import with_failed_requests
 from ._values import removed_plans
 
 __all__ = ["replay_command"]
@@ -34,21 +35,64 @@ def _example_log() -> bytes:
     return (resources.files("acp_client") / "data" / "example.jsonl").read_bytes()
 
 
-def _expand(logs: list[str]) -> list[str]:
+#: What a stored log is called (LOG-FORMATS.md: JSON lines, or one JSON document), gzip or not.
+LOG_SUFFIXES = (".jsonl", ".ndjson", ".jsons", ".json", ".log")
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def looks_like_log(path: Path) -> bool:
+    """Whether a file found in a folder is taken as a log: by its name and its first bytes.
+
+    Its name ends in one of :data:`LOG_SUFFIXES` (then maybe ``.gz``), and it starts (after
+    white space and a byte order mark) with ``{`` or ``[``, or is gzip data.
+    """
+    name = path.name.lower()
+    gz = name.endswith(".gz")
+    if not (name.removesuffix(".gz") if gz else name).endswith(LOG_SUFFIXES):
+        return False
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return True  # unreadable: replayed, so that the error is reported
+    if gz:
+        return head.startswith(_GZIP_MAGIC)
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    return head[:1] in (b"{", b"[")
+
+
+def _expand(logs: list[str]) -> tuple[list[str], list[str]]:
+    """The logs named: files as given, and the files in folders that look like logs.
+
+    Returns them with the files of those folders that were skipped.
+    """
     out: list[str] = []
+    skipped: list[str] = []
     for item in logs:
         path = Path(item)
         if item != "-" and path.is_dir():
             # every file below the folder, but hidden files and folders (.git, .cache ...)
-            out.extend(
-                str(p)
-                for p in sorted(path.rglob("*"))
-                if p.is_file()
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
+            for found in sorted(path.rglob("*")):
+                if not found.is_file() or any(
+                    part.startswith(".") for part in found.relative_to(path).parts
+                ):
+                    continue
+                (out if looks_like_log(found) else skipped).append(str(found))
         else:
             out.append(item)
-    return out
+    return out, skipped
+
+
+def _say_skipped(skipped: list[str]) -> None:
+    """One line for the files of folders that were not taken as logs."""
+    if not skipped:
+        return
+    names = ", ".join(_safe(Path(name).name) for name in skipped[:3])
+    more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+    count = f"{len(skipped)} file{'s' if len(skipped) > 1 else ''}"
+    sys.stderr.write(
+        f"acp-client replay: skipped {count} that do not look like logs ({names}{more})\n"
+    )
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
@@ -134,7 +178,9 @@ def _replay_one(
     if mode == "stats":
         return name, _status(result), _stats(result, elapsed, size)
     snapshot = result.snapshot()
-    if mode != "json":  # not part of the snapshot: only the rendered views show them
+    if mode.startswith("json"):  # the command line's JSON adds them (docs/snapshot.md)
+        with_failed_requests(snapshot, result.failed_requests)
+    if mode != "json":  # not part of the snapshot: the rendered views show them
         extras = {
             "failed_requests": [failed.to_json() for failed in result.failed_requests],
             "truncated_terminals": sorted(result.replayer.truncated_terminals),
@@ -165,8 +211,10 @@ def _print_stats(name: str, stats: dict[str, Any], console: Any) -> None:
 
     from ._sanitize import sanitize_line
 
-    # one line each: a file name or an agent's update kind cannot add rows (\n, \t escaped)
-    table = Table(title=Text(sanitize_line(name or "example log")), show_header=False)
+    # one line each: a file name or an agent's update kind cannot add rows (\n, \t escaped);
+    # the name is a line of its own, wrapped (if at all) by the terminal, never inside a title
+    console.print(Text(sanitize_line(name or "example log"), style="bold"), soft_wrap=True)
+    table = Table(show_header=False)
     table.add_column(style="bold")
     table.add_column()
     for key, value in stats.items():
@@ -174,6 +222,17 @@ def _print_stats(name: str, stats: dict[str, Any], console: Any) -> None:
             value = ", ".join(f"{sanitize_line(str(k))} {v}" for k, v in value.items()) or "-"
         table.add_row(key, Text(str(value)))
     console.print(table)
+
+
+def _looks_v1(payload: Any) -> bool:
+    """Whether a v2 replay rejected updates for the ``messageId`` a v1 agent never sends."""
+    diagnostics = payload.get("diagnostics", ()) if isinstance(payload, dict) else ()
+    if isinstance(diagnostics, dict):  # --stats: counts only
+        return False
+    return any(
+        d.get("code") == "update-rejected" and "`messageId`" in str(d.get("message"))
+        for d in diagnostics
+    ) and any(s.get("protocolVersion") == 2 for s in payload.get("sessions", ()))
 
 
 def _fatal_message(payload: Any) -> str | None:
@@ -193,18 +252,21 @@ def _fatal_message(payload: Any) -> str | None:
 
 def replay_command(args: argparse.Namespace) -> int:
     """Run ``acp-client replay`` with parsed arguments; return the exit status."""
-    logs = _expand(args.logs) if args.logs else [""]
+    logs, skipped = _expand(args.logs) if args.logs else ([""], [])
+    _say_skipped(skipped)
     if not logs:
         sys.stderr.write("acp-client replay: no log files found\n")
         return EXIT_UNREADABLE
     options = _options(args)
     if args.html is not None and (args.stats or args.follow):
-        sys.stderr.write("acp-client replay: --html does not go with --stats or --follow\n")
-        return EXIT_USAGE
+        raise UsageError("--html does not go with --stats or --follow")
+    if args.events and args.json:
+        raise UsageError("--events and --json do not go together")
+    if args.events and not args.follow:
+        raise UsageError("--events goes with --follow (a stored log: --json)")
     if args.follow:
-        if len(logs) != 1 or logs[0] in ("", "-"):
-            sys.stderr.write("acp-client replay: --follow takes exactly one log file\n")
-            return EXIT_USAGE
+        if len(args.logs) != 1 or logs != args.logs or skipped:
+            raise UsageError("--follow takes exactly one log file (or '-', standard input)")
         from ._follow import follow
 
         return follow(logs[0], args, options)
@@ -227,9 +289,9 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
     many = len(results) > 1 or any(os.path.isdir(name) for name in args.logs or ())
     console = None
     if mode == "render" or (mode == "stats" and not args.json):  # rich only to render
-        from rich.console import Console
+        from ._console import make_console
 
-        console = Console(markup=False, highlight=False, emoji=False)
+        console = make_console()
     pages = []
     for name, status, payload in results:
         worst = max(worst, status)
@@ -240,6 +302,11 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
             from ._html import LogPage
 
             pages.append(LogPage(name, payload, **payload.pop(_PAGE)))
+        if _looks_v1(payload):
+            sys.stderr.write(
+                f"acp-client replay: {_safe(name or 'example')}: updates without a messageId"
+                " were rejected; if the agent speaks ACP v1, replay with --protocol 1\n"
+            )
         fatal = _fatal_message(payload)
         if fatal and status == EXIT_UNREADABLE:
             sys.stderr.write(f"acp-client replay: {_safe(name or 'example')}: {_safe(fatal)}\n")
@@ -259,7 +326,9 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
 
             assert console is not None
             if many:
-                console.rule(_safe(name))
+                from ._console import CappedRule
+
+                console.print(CappedRule(_safe(name)))
             extras = payload.pop(_EXTRAS, {})
             render_snapshot(
                 payload,

@@ -19,6 +19,7 @@ from . import (
     EXIT_STOPPED,
     EXIT_TERMINATED,
     EXIT_USAGE,
+    UsageError,
     dump_json,
 )
 from ._live import detach_dead_terminal
@@ -39,31 +40,44 @@ def run_command(args: argparse.Namespace) -> int:
     import trio
 
     prompts = list(args.prompt)
+    if args.events and args.json:
+        raise UsageError("--events and --json do not go together")
     if any(not text.strip() for text in prompts):
-        sys.stderr.write("acp-client run: a --prompt is empty (the protocol forbids it)\n")
-        return 2
+        raise UsageError("a --prompt is empty (the protocol forbids it)")
     if args.cwd is not None and not os.path.isdir(args.cwd):
-        sys.stderr.write(f"acp-client run: --cwd {args.cwd!r} is not a directory\n")
-        return 2
+        raise UsageError(f"--cwd {args.cwd!r} is not a directory")
     if args.record is not None:
         folder = os.path.dirname(os.path.abspath(args.record))
         if not os.path.isdir(folder):
-            sys.stderr.write(f"acp-client run: cannot record to {args.record!r}: no such folder\n")
-            return 2
+            raise UsageError(f"cannot record to {args.record!r}: no such folder")
     if not prompts:
+        if sys.stdin.isatty():
+            sys.stderr.write(
+                "acp-client run: no --prompt: type the prompt, then Ctrl-D on a line of its own\n"
+            )
+            sys.stderr.flush()
         try:
             text = sys.stdin.buffer.read().decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as exc:
-            sys.stderr.write(
-                f"acp-client run: the prompt on standard input is not UTF-8 (byte {exc.start})\n"
-            )
-            return 2
+            raise UsageError(
+                f"the prompt on standard input is not UTF-8 (byte {exc.start})"
+            ) from None
         if text.strip():
             prompts = [text]
     if not prompts:
-        sys.stderr.write("acp-client run: give --prompt TEXT or a prompt on standard input\n")
-        return 2
+        raise UsageError("give --prompt TEXT or a prompt on standard input")
     return trio.run(_run, args, prompts)
+
+
+#: Seconds an agent gets to exit once its stdin is closed, before it is killed: with
+#: ``--timeout`` (an agent that may be hung) a short grace, so the run ends about on time.
+EXIT_GRACE = 5.0
+EXIT_GRACE_WITH_TIMEOUT = 1.0
+
+
+def _exit_grace(timeout: float | None) -> float:
+    """The ``exit_timeout`` of the agent: shorter when ``--timeout`` bounds the run."""
+    return EXIT_GRACE if timeout is None else min(EXIT_GRACE_WITH_TIMEOUT, timeout)
 
 
 def _say(text: str) -> None:
@@ -128,14 +142,23 @@ async def _signals() -> AsyncIterator[_Stop]:
 AUTH_REQUIRED = -32000
 
 
-def _auth_methods(agent: Any) -> list[tuple[str, str]]:
-    """The agent's ``authMethods`` as ``(methodId, name)`` pairs (``auth/login`` ones only)."""
-    from acp_client.schema import AuthMethodAgent
+def _auth_methods(agent: Any) -> list[tuple[str, str, str | None]]:
+    """The agent's ``authMethods`` as ``(methodId, name, unknown kind)`` triples.
 
-    # A terminal method is the user's to run (the agent in a terminal of its own), and a type
-    # this library does not know is not for auth/login either.
-    methods = agent.connection.auth_methods
-    return [(m.method_id, m.name) for m in methods if isinstance(m, AuthMethodAgent)]
+    Every listed method, whatever its kind: one of a kind this library does not know (Codex's
+    ``env_var``, say) is kept raw by the connection and carries its ``type`` as the third item
+    (``None`` for the known kinds), so that ``--auth`` can warn before using it.
+    """
+    out: list[tuple[str, str, str | None]] = []
+    for method in agent.connection.auth_methods:
+        if isinstance(method, dict):  # an unknown kind, kept raw
+            method_id, name = method.get("methodId"), method.get("name")
+            if isinstance(method_id, str):
+                kind = method.get("type")
+                out.append((method_id, str(name or ""), str(kind) if kind else "?"))
+        else:
+            out.append((method.method_id, method.name, None))
+    return out
 
 
 def _auth_hint(agent: Any) -> str:
@@ -146,7 +169,7 @@ def _auth_hint(agent: Any) -> str:
     if not methods:
         return "the agent asks for authentication but offers no method acp-client can use\n"
     lines = ["the agent asks for authentication: run again with --auth METHOD_ID, one of\n"]
-    lines += [f"  {sanitize_line(m)}  ({sanitize_line(name)})\n" for m, name in methods]
+    lines += [f"  {sanitize_line(m)}  ({sanitize_line(name)})\n" for m, name, _ in methods]
     return "".join(lines)
 
 
@@ -197,7 +220,6 @@ async def _turns(
 async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     import msgspec
     import trio
-    from rich.console import Console
 
     from acp_client._process import unwrapped as _unwrapped
     from acp_client.transport import (
@@ -210,13 +232,15 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     )
 
     from ._ask import ask_on_terminal
+    from ._console import make_console
     from ._live import LiveView
     from ._render import render_snapshot, snapshot_renderable
     from ._sanitize import sanitize_json, sanitize_line
+    from ._stream import EventStream, streaming
     from ._values import removed_plans
 
     cwd = os.path.abspath(args.cwd or os.getcwd())
-    console = Console(markup=False, highlight=False, emoji=False)
+    console = make_console()
     status = EXIT_OK
     agent_ref: list[Any] = []
 
@@ -234,7 +258,11 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
             removed_plans=removed_plans(agent_ref[0].connection.sessions),
         )
 
-    live = LiveView(console, view) if not args.json and console.is_terminal else None
+    stream = EventStream() if args.events else None
+    if stream is not None:
+        stream.start(command="run", agent=args.agent)
+    view_on = not args.json and stream is None and console.is_terminal
+    live = LiveView(console, view) if view_on else None
     asker = ask_on_terminal()
 
     async def ask(perm: Any) -> str | None:
@@ -261,12 +289,14 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                 on_permission=policy,
                 request_timeout=args.timeout,
                 unstable=tuple(args.unstable),
+                exit_timeout=_exit_grace(args.timeout),
             ) as agent,
+            streaming(agent, stream),
         ):
             agent_ref.append(agent)
             await agent.initialize()
             if args.auth is not None:
-                offered = [method_id for method_id, _ in _auth_methods(agent)]
+                offered = {method_id: kind for method_id, _, kind in _auth_methods(agent)}
                 if args.auth not in offered:
                     listed = ", ".join(map(repr, offered)) or "none"
                     _say(
@@ -274,6 +304,13 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                         f" agent's authMethods ({sanitize_line(listed)})\n"
                     )
                     return EXIT_USAGE
+                kind = offered[args.auth]
+                if kind is not None:
+                    _say(
+                        f"acp-client run: warning: --auth {sanitize_line(args.auth)!r} is of a"
+                        f" kind acp-client does not know ({sanitize_line(kind)!r}); asking the"
+                        " agent to log in with it anyway\n"
+                    )
                 await agent.login(args.auth)
             session_id = await agent.new_session(cwd)
             reason: str | None = None
@@ -332,7 +369,9 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         return status if stop.signal is not None else EXIT_AGENT_FAILED
     snapshot = agent_ref[0].connection.snapshot()
     try:
-        if args.json:
+        if stream is not None:
+            stream.end(snapshot, status=status)
+        elif args.json:
             sys.stdout.write(dump_json(snapshot, indent=2) + "\n")
             sys.stdout.flush()
         elif live is None:

@@ -1,0 +1,333 @@
+"""The command line and the package as people meet them: the distribution name, the help, the
+usage errors, ``python -m acp_client``, folder replay, piped output, the small messages, the
+client's version, unknown auth kinds kept, an agent that claims v2 and speaks v1, failed
+requests in ``--json``, and malformed agent lines named and quoted (issue 24)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_wait import read_until
+from test_transport_peers import V2, need_node
+
+import acp_client
+from acp_client import Connection, encode, replay_log
+from acp_client.cli import DISTRIBUTION
+from acp_client.testing import FakeAgent
+
+ROOT = Path(__file__).resolve().parent.parent
+TRANSCRIPTS = Path(__file__).resolve().parent / "transcripts"
+CLI = [sys.executable, "-m", "acp_client.cli"]
+
+
+def cli(*args: str, **kw: Any) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([*CLI, *args], capture_output=True, check=False, timeout=120, **kw)
+
+
+def _log(tmp_path: Path, name: str = "log.jsonl", text: str = "hello") -> Path:
+    log = tmp_path / name
+    lines = FakeAgent("s").state("running").agent_chunk("m", text).log_lines("jsonrpc")
+    log.write_text("".join(line + "\n" for line in lines))
+    return log
+
+
+# ------------------------------------------------------------------ the distribution name
+
+
+def test_the_distribution_name_is_used_everywhere() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["name"] == DISTRIBUTION == "acp-client-state"
+    extras = project["optional-dependencies"]
+    assert f"{DISTRIBUTION}[cli]" in extras["run"] and f"{DISTRIBUTION}[all]" in extras["test"]
+    readme = (ROOT / "README.md").read_text()
+    install = readme[readme.index("## Install") : readme.index("## The layers")]
+    assert f"pip install {DISTRIBUTION} " in install
+    assert f"pip install '{DISTRIBUTION}[cli]'" in install
+    assert "pip install acp-client " not in readme and "'acp-client[" not in readme
+    assert "unrelated project" in install and "module of the same name" in install
+
+
+def test_the_missing_extra_message_names_the_distribution() -> None:
+    script = (
+        "import sys; sys.modules['rich'] = None; from acp_client.cli import main; "
+        "raise SystemExit(main(['replay']))"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, check=False)
+    assert out.returncode == 2
+    assert f"pip install '{DISTRIBUTION}[cli]'".encode() in out.stderr, out.stderr.decode()
+
+
+# ------------------------------------------------------------------------ help and usage
+
+
+def test_the_top_level_help_has_exit_codes_and_examples() -> None:
+    out = cli("--help")
+    assert out.returncode == 0
+    text = out.stdout.decode()
+    assert "exit status:" in text and "130" in text and "examples:" in text
+    assert "acp-client replay --follow --events LOG" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "usage", "said"),
+    [
+        (["run"], "usage: acp-client run", "run needs an agent command after --"),
+        (["run", "--prompt", " ", "--", "x"], "usage: acp-client run", "a --prompt is empty"),
+        (["replay", "--events", "x.jsonl"], "usage: acp-client replay", "goes with --follow"),
+        (["replay", "--follow", "a", "b"], "usage: acp-client replay", "exactly one log"),
+    ],
+)
+def test_a_subcommand_error_prints_the_subcommands_usage(
+    args: list[str], usage: str, said: str
+) -> None:
+    out = cli(*args)
+    assert out.returncode == 2
+    err = out.stderr.decode()
+    assert err.startswith(usage) and said in err, err
+    assert "COMMAND ..." not in err  # not the top-level usage
+
+
+def test_python_dash_m_acp_client_is_the_command(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "acp_client", "replay", "--json", str(_log(tmp_path))],
+        capture_output=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr.decode()
+    assert json.loads(out.stdout)["sessions"][0]["sessionId"] == "s"
+    help_ = subprocess.run([sys.executable, "-m", "acp_client", "--help"], capture_output=True)
+    assert help_.returncode == 0 and b"usage: acp-client" in help_.stdout
+
+
+# --------------------------------------------------------------------------- folder replay
+
+
+def test_folder_replay_takes_only_what_looks_like_a_log(tmp_path: Path) -> None:
+    _log(tmp_path, "a.jsonl")
+    data = _log(tmp_path, "b.jsonl").read_bytes()
+    (tmp_path / "b.jsonl").unlink()
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(data))
+    (tmp_path / "README.md").write_text("# captures\n")
+    (tmp_path / "run.sh").write_text("#!/bin/sh\nagent | tee log.jsonl\n")
+    (tmp_path / "notes.json").write_text("not json at all\n")  # the name fits, the bytes not
+    (tmp_path / "fake.jsonl.gz").write_text("{}")  # not gzip data
+    out = cli("replay", "--json", str(tmp_path))
+    assert out.returncode == 0, out.stderr.decode()
+    names = [Path(json.loads(line)["file"]).name for line in out.stdout.splitlines()]
+    assert names == ["a.jsonl", "b.jsonl.gz"]
+    (line,) = out.stderr.decode().splitlines()  # one line for everything skipped
+    assert line.startswith("acp-client replay: skipped 4 files that do not look like logs (")
+    assert "and 1 more" in line
+
+
+def test_looks_like_log_goes_by_name_and_first_bytes(tmp_path: Path) -> None:
+    from acp_client.cli._replay_cmd import looks_like_log
+
+    cases = {
+        "a.jsonl": b'\xef\xbb\xbf  {"x": 1}\n',
+        "b.json": b"[\n]",
+        "c.log": b'{"jsonrpc": "2.0"}',
+        "d.txt": b'{"jsonrpc": "2.0"}',
+        "e.jsonl": b"hello",
+        "f.ndjson.gz": gzip.compress(b"{}"),
+        "g.jsonl": b"",
+    }
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+    taken = sorted(name for name in cases if looks_like_log(tmp_path / name))
+    assert taken == ["a.jsonl", "b.json", "c.log", "f.ndjson.gz"]
+
+
+# --------------------------------------------------------------------------- piped output
+
+
+def test_piped_output_is_neither_padded_nor_wrapped_at_80_columns(tmp_path: Path) -> None:
+    text = "word " * 60 + "end-of-the-long-line"
+    out = cli("replay", str(_log(tmp_path, text=text)), env={**os.environ, "COLUMNS": ""})
+    assert out.returncode == 0, out.stderr.decode()
+    lines = out.stdout.decode().splitlines()
+    assert any(line.strip() == text.strip() for line in lines)  # one line, whole
+    assert all(line == line.rstrip() for line in lines)
+    assert max(len(line) for line in lines if set(line) <= {"─"} | set(line[:9])) < 400
+
+
+def test_stats_keeps_a_long_file_name_on_one_line(tmp_path: Path) -> None:
+    name = "a-rather-long-capture-name-" * 5 + ".jsonl"
+    out = cli("replay", "--stats", str(_log(tmp_path, name)))
+    assert out.returncode == 0, out.stderr.decode()
+    assert any(name in line for line in out.stdout.decode().splitlines())
+
+
+# ------------------------------------------------------------------- what run says first
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="ptys")
+def test_run_without_prompt_on_a_terminal_says_it_reads_stdin() -> None:
+    main, follower = os.openpty()
+    with subprocess.Popen(
+        [*CLI, "run", "--", sys.executable, "-c", "pass"],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as proc:
+        os.close(follower)
+        try:
+            assert proc.stderr is not None
+            said = read_until(proc.stderr, b"Ctrl-D on a line of its own\n")
+            assert b"no --prompt: type the prompt" in said
+            os.write(main, b"\x04")  # an empty prompt: a usage error
+            _, err = proc.communicate(timeout=60)
+        finally:
+            os.close(main)
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 2 and b"give --prompt TEXT" in err
+
+
+def test_run_with_a_prompt_on_stdin_from_a_pipe_says_nothing_about_it() -> None:
+    out = cli("run", "--", sys.executable, "-c", "pass", input=b"")
+    assert out.returncode == 2 and b"type the prompt" not in out.stderr
+
+
+def test_permission_ask_without_a_terminal_says_it_cancels() -> None:
+    need_node()
+    out = subprocess.run(
+        [*CLI, "run", "--json", "--prompt", "permission please", "--", *V2],
+        capture_output=True,
+        check=False,
+        start_new_session=True,  # no controlling terminal
+        timeout=120,
+    )
+    assert out.returncode == 4, out.stderr.decode()
+    assert b"no terminal to ask on: cancelled" in out.stderr
+    assert b"--permission allow or reject" in out.stderr
+
+
+# ------------------------------------------------------------------------------ the core
+
+
+def test_the_client_reports_its_real_version_in_initialize() -> None:
+    import inspect
+
+    from acp_client.transport import AgentConnection
+
+    sent = json.loads(Connection().send_initialize().data)
+    assert sent["params"]["info"] == {"name": "acp-client", "version": acp_client.__version__}
+    assert acp_client.__version__ != "0"
+    default = inspect.signature(AgentConnection.initialize).parameters["version"].default
+    assert default == acp_client.__version__
+
+
+def _initialized(version: int) -> Connection:
+    conn = Connection()
+    rid = conn.send_initialize().request_id
+    if version == 2:
+        result: dict[str, Any] = {
+            "protocolVersion": 2,
+            "info": {"name": "a", "version": "1"},
+            "capabilities": {},
+        }
+    else:
+        result = {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": {"name": "a"}}
+    conn.receive_data(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode() + b"\n")
+    return conn
+
+
+@pytest.mark.parametrize("version", [2, 1])
+@pytest.mark.parametrize("split", [False, True])
+def test_a_malformed_agent_line_is_named_by_number_and_quoted_escaped(
+    version: int, split: bool
+) -> None:
+    conn = _initialized(version)
+    before = len(conn.diagnostics)
+    note = b'{"jsonrpc": "2.0", "method": "_x/ping"}\n'
+    bad = b"panic: \x1b]0;owned\x07 caf\xc3\xa9 " + b"x" * 300 + b"\n"
+    if split:  # one read per line, and a line split over two reads
+        for piece in (note, bad[:10], bad[10:]):
+            conn.receive_data(piece)
+    else:
+        conn.receive_data(note + bad)
+    (diag,) = [d for d in conn.diagnostics[before:] if d.code == "malformed-line"]
+    assert diag.line is None
+    assert diag.message.startswith("agent output line 3: not valid JSON")
+    quoted = diag.message[diag.message.index(': "panic') + 2 :]
+    assert quoted.startswith('"panic: \\u001b]0;owned\\u0007 caf\\u00e9 xxx')
+    assert quoted.endswith('"…') and len(quoted) < 200
+    assert all(ch.isprintable() for ch in diag.message)
+
+
+def test_unknown_auth_method_kinds_are_kept_listed_and_re_encoded() -> None:
+    result = replay_log(str(TRANSCRIPTS / "codex_acp_handshake.jsonl"))
+    methods = result.connection.auth_methods
+    kinds = [m.get("type") if isinstance(m, dict) else type(m).__name__ for m in methods]
+    assert kinds == ["AuthMethodAgent", "env_var", "env_var"]
+    assert [m["methodId"] for m in methods[1:]] == ["codex-api-key", "openai-api-key"]
+    assert methods[2]["varName"] == "OPENAI_API_KEY"
+    from acp_client.schema import AgentCapabilities, Implementation, InitializeResponse
+
+    response = InitializeResponse(
+        protocol_version=2,
+        info=Implementation(name="codex-acp", version="0.16.0"),
+        capabilities=AgentCapabilities(),
+        auth_methods=methods,
+    )
+    wire = json.loads(encode(response))
+    assert [m["methodId"] for m in wire["authMethods"]] == [
+        "chatgpt",
+        "codex-api-key",
+        "openai-api-key",
+    ]
+    assert wire["authMethods"][1] == {
+        "name": "Use CODEX_API_KEY",
+        "description": "Requires setting the `CODEX_API_KEY` environment variable.",
+        "type": "env_var",
+        "varName": "CODEX_API_KEY",
+        "methodId": "codex-api-key",
+    }
+
+
+def test_an_agent_that_claims_v2_and_speaks_v1_replays_as_v1_with_a_diagnostic() -> None:
+    log = TRANSCRIPTS / "v1_agent_claims_v2.jsonl"
+    result = replay_log(str(log))
+    (session,) = result.snapshot()["sessions"]
+    assert session["protocolVersion"] == 1
+    texts = [[b["text"] for b in e["content"]] for e in session["timeline"]]
+    assert texts == [["hello"], ["Hi", " there"]]
+    assert session["completedTurns"] == ["end_turn"]
+    (diag,) = result.diagnostics
+    assert (diag.code, diag.line, diag.severity) == ("agent-speaks-v1", 6, "warning")
+    assert "protocol version 2" in diag.message and "--protocol 1" in diag.message
+    # Forced to v2, the updates are rejected; the command line hints at --protocol 1.
+    forced = cli("replay", "--json", "--protocol", "2", str(log))
+    assert forced.returncode == 0
+    assert b"if the agent speaks ACP v1, replay with --protocol 1" in forced.stderr
+    assert b"--protocol 1" not in cli("replay", "--json", str(log)).stderr
+
+
+def test_a_v2_agent_keeps_replaying_as_v2_after_its_claim() -> None:
+    result = replay_log(str(TRANSCRIPTS / "recorded_v2_agent.jsonl"))
+    assert {s["protocolVersion"] for s in result.snapshot()["sessions"]} == {2}
+    assert "agent-speaks-v1" not in {d.code for d in result.diagnostics}
+
+
+def test_a_failed_initialize_is_in_the_json(tmp_path: Path) -> None:
+    log = tmp_path / "failed.jsonl"
+    messages = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2}},
+        {"jsonrpc": "2.0", "id": 0, "error": {"code": -32603, "message": "no model"}},
+        *(json.loads(line) for line in FakeAgent("s").agent_chunk("m", "x").log_lines("jsonrpc")),
+    ]
+    log.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    out = cli("replay", "--json", str(log))
+    assert out.returncode == 0, out.stderr.decode()
+    assert json.loads(out.stdout)["failedRequests"] == [
+        {"line": 2, "method": "initialize", "error": {"code": -32603, "message": "no model"}}
+    ]
