@@ -462,6 +462,11 @@ class _Feed:
         replayer = self.replayer
         return replayer.version == 2 and not replayer.strict
 
+    def lane_undecided(self) -> bool:
+        """The log's version is not decided yet (a claimed v2 waits for a telling message)."""
+        replayer = self.replayer
+        return replayer.version is None and not replayer.strict and not replayer.stopped
+
     def apply_updates(self, first_line: int, notes: list[Any]) -> None:
         """Apply a lane run (see :meth:`Replayer.apply_updates`)."""
         self.replayer.apply_updates(first_line, notes)

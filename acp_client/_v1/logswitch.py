@@ -16,7 +16,7 @@ from .. import _events as ev
 from .._diagnostics import Diagnostic
 from .adapter import V1Adapter
 from .detect import detect_v1, v1_hint
-from .switch import Connection, _describe
+from .switch import Connection, _describe, _verdict
 
 __all__ = ["DECIDE_WITHIN", "AdapterOrigin", "LogSwitch", "Replay"]
 
@@ -146,7 +146,10 @@ class LogSwitch:
                 # traffic shows from here: no more made-up states (V1-TO-V2.md 9).
                 self._v1.agent_only = False
         if self.version is None:
-            verdict = detect_v1(direction, message)
+            if self._claimed and direction == "incoming":
+                verdict = _verdict(message, 2)  # as the live switch reads a claimed v2
+            else:
+                verdict = detect_v1(direction, message)
             self._hint = self._hint or v1_hint(direction, message)
             if verdict is False and not self._claimed and _claims_v2(message):
                 self._claimed = True  # a claim, not yet a verdict: what follows tells

@@ -102,6 +102,7 @@ async def streaming(agent: Any, stream: EventStream | None) -> AsyncIterator[Non
     if stream is None:
         yield
         return
+    import anyio
     import trio
 
     from acp_client._process import unwrapped
@@ -128,7 +129,7 @@ async def streaming(agent: Any, stream: EventStream | None) -> AsyncIterator[Non
         while True:  # what arrived after the last wake-up of pump()
             try:
                 event = events.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
                 break
             write(event)
         events.close()

@@ -41,6 +41,10 @@ class LaneSink(Protocol):
         """Whether runs may be applied now (else every line takes the per-record path)."""
         ...
 
+    def lane_undecided(self) -> bool:
+        """Whether the lane is shut only until the log's version is decided (by a record)."""
+        ...
+
     def take(self, items: list[LogRecord | Diagnostic]) -> None:
         """The reader's final items so far, to be applied before the next run."""
         ...
@@ -69,9 +73,12 @@ class FastLane:
                 j = marks.index(False, i)
             except ValueError:
                 j = n
-            if j - i > 1 and self._run(reader, lines[i:j]):
+            taken = self._run(reader, lines[i:j]) if j - i > 1 else False
+            if taken:
                 i = j
                 continue
+            if taken is None:  # the version waits for a record: this one, then the lane again
+                j = i + 1
             k = j + 1 if j == i else j  # one other line, or a run the lane did not take
             slow(lines[i:k])
             if reader.in_document:
@@ -79,14 +86,19 @@ class FastLane:
                 return
             i = k
 
-    def _run(self, reader: LogReader, run: list[bytes]) -> bool:
+    def _run(self, reader: LogReader, run: list[bytes]) -> bool | None:
+        """Apply ``run`` through the lane if it is open.
+
+        ``True``: taken; ``None``: the lane is shut only until a record decides the log's
+        version; ``False``: not for the lane.
+        """
         fmt = reader.format
         if fmt is None or not reader.lane_ready():
             return False
         sink = self.sink
         sink.take(reader._take())  # what came before (an initialize that decides v2)
         if not sink.lane_open():
-            return False
+            return None if sink.lane_undecided() else False
         notes = _decode(SHAPE_OF_FORMAT[fmt], run)
         if notes is None:
             return False
