@@ -203,14 +203,6 @@ def _file_default_doc(rel: str, blocks: list[tuple[int, str]]) -> str:
         if m["name"] in first_line or implements:
             return doc if doc in ("v1-to-v2", "log-formats") else "rules"
     return "rules"
-    text = blocks[0][1]
-    first_line = _unquote(text.strip()).lstrip().split("\n", 1)[0]
-    for m in DOC_NAME.finditer(text):
-        doc = _doc_key(m["name"])
-        implements = re.search(r"Implements\b[^.]*\Z", text[: m.start()])
-        if m["name"] in first_line or implements:
-            return doc if doc in ("v1-to-v2", "log-formats") else "rules"
-    return "rules"
 
 
 def citations_in(path: Path) -> list[Citation]:
