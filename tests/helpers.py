@@ -384,3 +384,16 @@ def tool_entry(tcid: str, **fields: Any) -> dict[str, Any]:
     }
     out.update(fields)
     return out
+
+
+def handshake_lines(sid: str = SID) -> list[dict[str, Any]]:
+    """A v2 log's opening: initialize and its answer, session/new answered with ``sid``."""
+    caps: dict[str, Any] = {"capabilities": {}}
+    return [
+        request(
+            0, "initialize", {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, **caps}
+        ),
+        response(0, {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, **caps}),
+        request(1, "session/new", {"cwd": "/w", "mcpServers": []}),
+        response(1, {"sessionId": sid}),
+    ]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import handshake_lines
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
@@ -22,21 +23,7 @@ from acp_client.cli import main
 from acp_client.cli._render import snapshot_renderable
 from acp_client.cli._values import removed_plans
 
-_HEAD: list[dict[str, Any]] = [
-    {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}},
-    },
-    {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "result": {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, "capabilities": {}},
-    },
-    {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/w", "mcpServers": []}},
-    {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "sess_p"}},
-]
+_HEAD: list[dict[str, Any]] = handshake_lines("sess_p")
 
 
 def _update(update: dict[str, Any]) -> dict[str, Any]:

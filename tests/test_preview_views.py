@@ -12,24 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import handshake_lines
 
 from acp_client.cli import main
 
-LINES: list[dict[str, Any]] = [
-    {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}},
-    },
-    {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "result": {"protocolVersion": 2, "info": {"name": "a", "version": "1"}, "capabilities": {}},
-    },
-    {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/w", "mcpServers": []}},
-    {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "sess_p"}},
-]
+LINES: list[dict[str, Any]] = handshake_lines("sess_p")
 
 
 def _update(sid: str, update: dict[str, Any]) -> dict[str, Any]:
