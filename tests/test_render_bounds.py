@@ -10,16 +10,20 @@ the text.
 
 from __future__ import annotations
 
+import base64
 import io
 from typing import Any
 
+import pyte
 import pytest
+from helpers import empty_session
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console, Group
 from rich.text import Text
 
 from acp_client.cli import _html_timeline, _render_entities, _render_text, _sanitize
+from acp_client.cli import _terminal as terminal
 from acp_client.cli._render import snapshot_renderable
 from acp_client.cli._sanitize import clip_middle, sanitize_line, sanitize_text
 
@@ -146,3 +150,117 @@ def test_a_cut_line_is_the_cut_of_the_whole_line(text: str, limit: int) -> None:
         assert cut == whole
     else:
         assert cut.endswith("…") and whole.startswith(cut[:-1])
+
+
+# -- the terminal emulation budget is per render, all terminals together ------------------------
+
+
+class _FakeClock:
+    """Time that passes only while the emulator works: ``tick`` seconds per slice fed."""
+
+    def __init__(self, tick: float) -> None:
+        self.now = 0.0
+        self.tick = tick
+
+    def __call__(self) -> float:
+        return self.now
+
+    def install(self, patch: pytest.MonkeyPatch) -> None:
+        feed = pyte.Stream.feed
+
+        def slow_feed(stream: pyte.Stream, data: str) -> None:
+            self.now += self.tick
+            feed(stream, data)
+
+        patch.setattr(pyte.Stream, "feed", slow_feed)
+        patch.setattr(terminal, "_clock", self)
+
+
+def _terminals_snapshot(outputs: list[bytes]) -> dict[str, Any]:
+    terminals = [
+        {
+            "terminalId": f"t{i}",
+            "output": base64.b64encode(data).decode(),
+            "size": {"cols": 20, "rows": 10},
+        }
+        for i, data in enumerate(outputs)
+    ]
+    session = empty_session("s", announced=True, terminals=terminals)
+    return {"format": "acp-client/snapshot@1", "sessions": [session], "diagnostics": []}
+
+
+@pytest.fixture
+def fake_emulation_clock(monkeypatch: pytest.MonkeyPatch) -> _FakeClock:
+    clock = _FakeClock(0.01)
+    clock.install(monkeypatch)
+    monkeypatch.setattr(terminal, "EMULATION_BUDGET", 0.1)
+    monkeypatch.setattr(terminal, "_FEED_SLICE", 10)
+    terminal.clear_terminal_cache()
+    return clock
+
+
+def test_twenty_hostile_terminals_share_one_render_budget(
+    fake_emulation_clock: _FakeClock,
+) -> None:
+    # 20 terminals of 100 slices each: with a budget per terminal one render spent 20 times
+    # the budget (41 s in `run` for real); now the render spends about one budget in all.
+    outputs = [b"0123456789" * 100 for _ in range(20)]
+    started = fake_emulation_clock.now
+    out = _rendered(snapshot_renderable(_terminals_snapshot(outputs)))
+    spent = fake_emulation_clock.now - started
+    assert spent <= terminal.EMULATION_BUDGET + 2 * fake_emulation_clock.tick
+    assert out.count("emulating them took too long or failed") == 1  # the expensive one
+    assert out.count("not shown yet: this view's emulation time went to other terminals") == 19
+
+
+def test_a_terminal_left_behind_catches_up_in_a_later_render(
+    fake_emulation_clock: _FakeClock,
+) -> None:
+    hostile, quiet = b"0123456789" * 100, b"line one\r\nline two\r\n"
+    snap = _terminals_snapshot([hostile, quiet])
+    key = ("s", "t1")
+    first = terminal.terminal_view(
+        snap["sessions"][0]["terminals"][1], max_lines=200, cache_key=key
+    )  # its own render: the whole budget
+    terminal.clear_terminal_cache()
+    budget = terminal.EmulationBudget()
+    views = [
+        terminal.terminal_view(t, max_lines=200, cache_key=("s", t["terminalId"]), budget=budget)
+        for t in snap["sessions"][0]["terminals"]
+    ]
+    assert views[0].unemulated_bytes > 0 and not views[0].behind  # stopped for good
+    assert views[1].behind and views[1].unemulated_bytes == len(quiet)
+    later = terminal.terminal_view(snap["sessions"][0]["terminals"][1], cache_key=key)
+    assert not later.behind and later.unemulated_bytes == 0
+    assert [line.plain for line in later.lines] == [line.plain for line in first.lines]
+    assert [line.plain for line in later.lines] == ["line one", "line two"]
+
+
+@given(st.lists(st.integers(0, 60), min_size=1, max_size=6), st.integers(1, 4))
+def test_renders_in_any_budget_show_what_one_unbudgeted_render_shows(
+    sizes: list[int], renders: int
+) -> None:
+    # However the budget is split, a terminal that is never stopped ends up showing exactly
+    # what a fresh render without any budget shows: behind is only ever late, never wrong.
+    with pytest.MonkeyPatch.context() as patch:
+        _FakeClock(0.01).install(patch)
+        patch.setattr(terminal, "EMULATION_BUDGET", 0.05)
+        patch.setattr(terminal, "_FEED_SLICE", 7)
+        terminal.clear_terminal_cache()
+        outputs = [b"".join(b"row %d\r\n" % n for n in range(size)) for size in sizes]
+        views: list[terminal.TerminalView] = []
+        for _ in range(renders + 20):  # enough renders for a terminal behind to catch up
+            budget = terminal.EmulationBudget()
+            views = [
+                terminal.render_terminal_bytes(data, cache_key=i, budget=budget)
+                for i, data in enumerate(outputs)
+            ]
+        expected = []
+        for data in outputs:
+            patch.setattr(terminal, "EMULATION_BUDGET", 1e9)
+            expected.append([line.plain for line in terminal.render_terminal_bytes(data).lines])
+    for view, lines in zip(views, expected, strict=True):
+        if not view.behind and view.unemulated_bytes == 0:
+            assert [line.plain for line in view.lines] == lines
+        else:
+            assert view.unemulated_bytes > 0

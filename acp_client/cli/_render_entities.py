@@ -32,7 +32,7 @@ from ._render_text import (
     plain_text,
 )
 from ._sanitize import clip_middle, sanitize_json, sanitize_text
-from ._terminal import terminal_view
+from ._terminal import EmulationBudget, terminal_view
 from ._values import PatchLine, patch_lines
 from ._values import dicts as _dicts
 
@@ -71,6 +71,7 @@ class _EntityRenderer:
     def __init__(self, options: _Options, truncated: Iterable[Sequence[str]] = ()) -> None:
         self.opt = options
         self.truncated = {(str(sid), str(tid)) for sid, tid in truncated}
+        self.budget = EmulationBudget()  # one render's emulation time, all terminals together
 
     # -- content blocks (spec 5) -------------------------------------------------------------
 
@@ -340,6 +341,7 @@ class _EntityRenderer:
             term,
             max_lines=self.opt.terminal_lines,
             cache_key=(ctx.session_id, _s(term.get("terminalId"))),
+            budget=self.budget,
         )
         notes: list[str] = []
         if (ctx.session_id, _s(term.get("terminalId"))) in self.truncated:
@@ -358,7 +360,15 @@ class _EntityRenderer:
             body.append(view.text())
         else:
             body.append(Text("(no output)", style="dim"))
-        if view.unemulated_bytes:
+        if view.unemulated_bytes and view.behind:
+            body.append(
+                Text(
+                    f"… the last {view.unemulated_bytes:,} bytes not shown yet: this view's"
+                    " emulation time went to other terminals (`replay --json` has every byte)",
+                    style="dim",
+                )
+            )
+        elif view.unemulated_bytes:
             body.append(
                 Text(
                     f"… the last {view.unemulated_bytes:,} bytes not shown: emulating them"
