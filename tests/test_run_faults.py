@@ -344,3 +344,33 @@ def test_the_final_snapshot_is_written_in_bounded_pieces_as_dump_json_writes_it(
     assert out.getvalue() == dump_json(value, indent=2) + "\n"
     # about a megabyte of JSON a write (more once escaped), never the whole text
     assert 4 * out.largest < len(out.getvalue())
+
+
+# -- memory after a flood of junk --------------------------------------------------------------
+
+
+def test_a_connection_that_read_a_flood_of_junk_lines_frees_it_all() -> None:
+    # Scaled down from 1M lines (the leak this guards against was 3.6 KB a line).
+    import gc
+    import tracemalloc
+
+    from acp_client import Connection
+
+    def flood() -> None:
+        conn = Connection(live=True)
+        for _ in range(4):
+            conn.receive_data(b"x\n" * 5000)
+        assert len(conn.diagnostics) == 20000
+        del conn
+
+    flood()  # the first call warms caches (decoders, interned strings)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        baseline = tracemalloc.get_traced_memory()[0]
+        flood()
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert after - baseline < 64 * 1024  # 20,000 lines kept would be megabytes
