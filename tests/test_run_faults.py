@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
-from test_cli_run import AGENT_IO, TURN_STARTED, _run_on_a_terminal, run
+from test_cli_run import SESSION_STARTED, TURN_STARTED, _run_on_a_terminal, run
 
 from acp_client import replay_log
 from acp_client.cli import dump_json, write_json
@@ -224,13 +224,8 @@ def test_run_reports_an_agent_that_dies_with_a_question_open() -> None:
 # -- an agent that reuses the client's request ids ---------------------------------------------
 
 REUSES_IDS = (
-    AGENT_IO
-    + """def update(u):
-    send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": u}})
-answer_initialize("agent")
-m = recv()
-send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "s1"}})
-prompt = recv()
+    SESSION_STARTED
+    + """prompt = recv()
 # a request of the agent's with the id of the client's pending prompt: ids are per direction
 send({"jsonrpc": "2.0", "id": prompt["id"], "method": "_vendor/ask", "params": {}})
 answer = recv()
