@@ -328,15 +328,18 @@ class _Pieces(io.StringIO):
         return super().write(text)
 
 
-def test_the_final_snapshot_is_written_in_bounded_pieces_as_dump_json_writes_it() -> None:
+@pytest.mark.parametrize("indent", [2, None])  # run --json; the end line of --events
+def test_the_final_snapshot_is_written_in_bounded_pieces_as_dump_json_writes_it(
+    indent: int | None,
+) -> None:
     value: dict[str, Any] = {
         "sessions": [
             {"n": i, "text": "t\u0085\ud800" * 10, "inf": float("inf")} for i in range(100000)
         ]
     }
     out = _Pieces()
-    write_json(value, out, indent=2)
-    assert out.getvalue() == dump_json(value, indent=2) + "\n"
+    write_json(value, out, indent=indent)
+    assert out.getvalue() == dump_json(value, indent=indent) + "\n"
     # about a megabyte of JSON a write (more once escaped), never the whole text
     assert 4 * out.largest < len(out.getvalue())
 
