@@ -66,6 +66,7 @@ connection's task group; if it raises (an ``Exception``) the agent gets a -32603
 the connection a diagnostic, and the connection goes on (R88)."""
 
 _READ_BLOCK = 1 << 16
+_APPLY_SLICE = 1 << 14  # bytes of a read applied between two checkpoints
 
 
 class Pump:
@@ -179,7 +180,12 @@ class Pump:
         try:
             while True:
                 data = await self._receive.read(_READ_BLOCK)
-                self._incoming(data)
+                # A read of short junk lines is thousands of diagnostics: applied in slices,
+                # so the live view, the signals and the writer get their turns in between.
+                for start in range(_APPLY_SLICE, len(data), _APPLY_SLICE):
+                    self._incoming(data[start - _APPLY_SLICE : start])
+                    await anyio.lowlevel.checkpoint()
+                self._incoming(data[(len(data) - 1) // _APPLY_SLICE * _APPLY_SLICE :])
                 if not data:
                     break
             ended = True  # the output ended (not a cancellation of the reader)

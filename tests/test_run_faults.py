@@ -372,3 +372,51 @@ def test_a_connection_that_read_a_flood_of_junk_lines_frees_it_all() -> None:
     finally:
         tracemalloc.stop()
     assert after - baseline < 64 * 1024  # 20,000 lines kept would be megabytes
+
+
+JUNK = (
+    """
+sys.stdout.write("x\\n" * 200_000)  # 400 KB of lines that are not JSON, read 64 KiB at a time
+sys.stdout.flush()
+"""
+    + END_TURN
+)
+
+
+def test_a_read_of_junk_is_applied_in_slices_with_checkpoints_between(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each junk line is a diagnostic (tens of µs): a 64 KiB read of them applied at once kept
+    # the loop (the live view, Ctrl-C, the writer) waiting for a second or more.
+    from acp_client import _pump
+
+    applied: list[int] = []
+    checkpoints: list[int] = []
+    incoming = _pump.Pump._incoming
+    checkpoint = anyio.lowlevel.checkpoint
+
+    def counted(self: _pump.Pump, data: bytes) -> None:
+        applied.append(len(data))
+        incoming(self, data)
+
+    async def counted_checkpoint() -> None:
+        checkpoints.append(len(applied))
+        await checkpoint()
+
+    monkeypatch.setattr(_pump.Pump, "_incoming", counted)
+    monkeypatch.setattr(_pump.anyio.lowlevel, "checkpoint", counted_checkpoint)
+
+    async def main() -> int:
+        async with open_agent(_agent(JUNK)) as agent:
+            with anyio.fail_after(120):
+                await agent.initialize()
+                sid = await agent.new_session(os.getcwd())
+                handle = await agent.prompt(sid, "hi")
+                assert await handle.wait_done() == "end_turn"
+            return sum(d.code == "malformed-line" for d in agent.connection.diagnostics)
+
+    assert anyio.run(main) == 200_000
+    assert max(applied) <= _pump._APPLY_SLICE
+    assert sum(applied) > 400_000
+    # between two slices of one read there is always a checkpoint
+    assert len(checkpoints) >= 400_000 // (4 * _pump._APPLY_SLICE)
