@@ -420,3 +420,21 @@ def test_a_read_of_junk_is_applied_in_slices_with_checkpoints_between(
     assert sum(applied) > 400_000
     # between two slices of one read there is always a checkpoint
     assert len(checkpoints) >= 400_000 // (4 * _pump._APPLY_SLICE)
+
+
+def test_out_of_memory_writing_the_final_snapshot_is_one_line_and_exit_1(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from acp_client.cli import _run_cmd, main
+
+    def no_memory(value: object, out: Any, *, indent: int | None = None) -> None:
+        out.write('{\n  "format": ')
+        raise MemoryError
+
+    monkeypatch.setattr(_run_cmd, "write_json", no_memory)
+    status = main(["run", "--json", "--prompt", "hi", "--", *_agent(END_TURN)])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert err.splitlines()[-1] == (
+        "acp-client run: out of memory writing the final snapshot: it is cut short"
+    )
