@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from test_cli_run import SESSION_STARTED, TURN_STARTED, _run_on_a_terminal, run
 
@@ -404,7 +405,7 @@ def test_a_read_of_junk_is_applied_in_slices_with_checkpoints_between(
         await checkpoint()
 
     monkeypatch.setattr(_pump.Pump, "_incoming", counted)
-    monkeypatch.setattr(_pump.anyio.lowlevel, "checkpoint", counted_checkpoint)
+    monkeypatch.setattr(anyio.lowlevel, "checkpoint", counted_checkpoint)
 
     async def main() -> int:
         async with open_agent(_agent(JUNK)) as agent:
