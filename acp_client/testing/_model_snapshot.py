@@ -52,7 +52,13 @@ def session_snapshot(s: _Session, protocol_version: int | None) -> dict[str, Any
     out["prompts"] = prompts
     out["permissionRequests"] = s.permissions
     out["unknownUpdates"] = s.unknown
-    if s.replay is not None:  # ACP v2 Preview section 4: only once a marker was seen
+    # ACP v2 Preview section 4: every new key absent when unused
+    if s.parent is not None:
+        out["parentSessionId"] = s.parent
+        out["subagent"] = s.subagent
+    if s.children:
+        out["children"] = s.children
+    if s.replay is not None and s.replay_shown:  # P21: on a connection speaking the Preview
         out["replay"] = s.replay
     out["unretained"] = [_entry(s, _key_of_entity(e), e) for e in s.unretained]
     return copy.deepcopy(out)

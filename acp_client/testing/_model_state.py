@@ -38,12 +38,13 @@ UPDATE_KINDS = (
 )
 """The nineteen known ``sessionUpdate`` values (spec section 3), in the spec's order."""
 PREVIEW_UPDATE_KINDS = (
+    "subagent_update",
     "session_message",
     "session_message_chunk",
     "plan_removed",
     "replay_complete",
 )
-"""The ACP v2 Preview ``sessionUpdate`` values the model applies by default (P12-P15, P45, P18)."""
+"""The ACP v2 Preview ``sessionUpdate`` values the model applies (P1-P5, P12-P15, P18, P45)."""
 KNOWN_UPDATES = frozenset(UPDATE_KINDS) | frozenset(PREVIEW_UPDATE_KINDS)
 
 _ROLE_OF_UPDATE = {
@@ -130,9 +131,11 @@ class _Session:
     reopening: bool = False  # spec 12.3: a resume of this closed session is under way
     replaying: bool = False
     resuming: int = 0
-    replay_request: Any = None  # the id of the session/resume replaying (Preview P16)
-    marked: bool = False  # replay_complete ended the replay; the resume window is open (P19)
     replay: dict[str, Any] | None = None  # the snapshot's `replay` (Preview section 4)
+    replay_shown: bool = False  # reported: the connection speaks the Preview (P21)
+    parent: str | None = None  # Preview P1-P4: the parent fixed at the announcement
+    children: list[str] = field(default_factory=list)  # in announcement order
+    subagent: dict[str, Any] | None = None  # the association, patched (P5, P31)
     ordinal: int = 0
     state: dict[str, Any] | None = None
     completed: list[str | None] = field(default_factory=list)
@@ -176,6 +179,7 @@ class _Pending:
     params: Any
     seq: int
     record: dict[str, Any] | None = None  # the prompt or permission record it feeds
+    attempt: dict[str, Any] | None = None  # a keyed prompt's attempt (Preview P27)
 
 
 def _key_of_entity(e: _Entity) -> Key:

@@ -78,13 +78,23 @@ class _UpdateRules:
             lambda: {"messageId": message_id, "role": role, "content": []},
         )
 
-    def _chunk(self, s: _Session, u: dict[str, Any]) -> None:
+    def _append_chunk(
+        self, s: _Session, u: dict[str, Any], id_key: str, key: str, entity: Any
+    ) -> None:
+        """A chunk: UPSERT ``entity(u[id_key])`` and APPEND the one block to its ``key``.
+
+        Spec 4.1, 9.5, Preview P13: no lenient decoding of the id or the block; the
+        chunk's ``_meta`` is chunk-scoped, never stored.
+        """
         block = clean_content_block(u.get("content"))
-        if not _is_str(u.get("messageId")) or block is None:
-            raise _Rejected  # spec 4.1: no lenient decoding of messageId / content
+        if not _is_str(u.get(id_key)) or block is None:
+            raise _Rejected
         s.ordinal += 1
-        msg = self._message(s, _ROLE_OF_UPDATE[u["sessionUpdate"]], u["messageId"])
-        msg.fields["content"].append(block)  # APPEND; chunk `_meta` is chunk-scoped
+        entity(u[id_key]).fields[key].append(block)
+
+    def _chunk(self, s: _Session, u: dict[str, Any]) -> None:
+        role = _ROLE_OF_UPDATE[u["sessionUpdate"]]
+        self._append_chunk(s, u, "messageId", "content", lambda i: self._message(s, role, i))
 
     def _whole_message(self, s: _Session, u: dict[str, Any]) -> None:
         if not _is_str(u.get("messageId")):
@@ -380,9 +390,7 @@ class _UpdateRules:
         _patch_extras(c.extra, u, _COMPACTION_KEYS)
 
     def _u_compaction_summary_chunk(self, s: _Session, u: dict[str, Any]) -> None:
-        block = clean_content_block(u.get("content"))
-        if not _is_str(u.get("compactionId")) or block is None:
-            raise _Rejected
-        s.ordinal += 1
-        c = self._compaction(s, u["compactionId"], "in_progress")  # R56
-        c.fields["summary"].append(block)
+        def compaction(compaction_id: str) -> _Entity:
+            return self._compaction(s, compaction_id, "in_progress")  # R56
+
+        self._append_chunk(s, u, "compactionId", "summary", compaction)
