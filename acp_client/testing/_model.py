@@ -37,6 +37,7 @@ and its lenient decoding covers the annotations that are simple to check on dict
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from typing import Any
 
 from ._model_items import (
@@ -71,11 +72,12 @@ from ._model_state import (
 from ._model_state import UPDATE_KINDS as UPDATE_KINDS
 from ._model_submissions import _SubmissionRules
 from ._model_tree import _TreeRules
+from ._model_unstable import UNSTABLE_FEATURES, _UnstableRules, opted_updates
 
 __all__ = ["ReferenceModel"]
 
 
-class ReferenceModel(_TreeRules, _SubmissionRules, _PreviewRules):
+class ReferenceModel(_TreeRules, _SubmissionRules, _UnstableRules, _PreviewRules):
     """A plain-dict model of acp_client's reconciled state, for tests.
 
     Feed it a conversation in passive mode (both directions, as a log would hold them)
@@ -94,7 +96,21 @@ class ReferenceModel(_TreeRules, _SubmissionRules, _PreviewRules):
         # [{'requestId': 1, 'status': 'accepted', 'messageId': 'u1', 'echoed': False}]
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, unstable: Iterable[str] = ()) -> None:
+        """A model with no sessions yet.
+
+        ``unstable``: the ACP v2 Preview's opt-in features it applies, as
+        ``Connection(unstable=...)`` takes them: ``"prompt_suggestions"``, ``"cursors"``,
+        ``"unknown_state"`` (P32-P44); without them those updates are unknown variants.
+
+        Raises:
+            ValueError: an unknown feature name.
+        """
+        wanted = frozenset(unstable)
+        if not wanted <= UNSTABLE_FEATURES:
+            raise ValueError(f"unknown unstable features: {sorted(wanted - UNSTABLE_FEATURES)}")
+        self._unstable = wanted
+        self._known = KNOWN_UPDATES | opted_updates(wanted)
         self._sessions: dict[str, _Session] = {}
         self._out: dict[tuple[str, Any], _Pending] = {}  # client requests awaiting the agent
         self._sent_since_initialize = False  # a client request other than initialize was sent
@@ -267,6 +283,7 @@ class ReferenceModel(_TreeRules, _SubmissionRules, _PreviewRules):
             if ok or (_is_obj(error) and error.get("code") == -32002):
                 closing = self._session(params["sessionId"])
                 closing.closed = closing.close_succeeded = True
+                closing.suggestions = None  # Preview P38
         elif (
             method == "session/set_config_option"
             and _is_obj(result)
@@ -290,6 +307,7 @@ class ReferenceModel(_TreeRules, _SubmissionRules, _PreviewRules):
 
     def _resume_sent(self, s: _Session, request_id: Any, params: dict[str, Any]) -> None:
         s.announced = True
+        s.suggestions = None  # Preview P38: either mode
         if s.closed:  # spec 12.3 step 4: resumed, the session is open again
             s.closed, s.reopening = False, True
         if params.get("replayFrom") is None:
@@ -300,6 +318,7 @@ class ReferenceModel(_TreeRules, _SubmissionRules, _PreviewRules):
     def _end_replay(self, s: _Session) -> None:
         # Spec 12.3 steps 4/5: what was not replayed becomes unretained, in its old order.
         s.replaying = False
+        self._cursors_settled(s)  # Preview P44
         # An entry an earlier replay lost and this one reported again is back in the
         # timeline (12.3 step 3: its key keeps its identity); it is no longer unretained.
         s.unretained = [e for e in s.unretained if _key_of_entity(e) not in s.entities]
@@ -392,7 +411,7 @@ class ReferenceModel(_TreeRules, _SubmissionRules, _PreviewRules):
         else:
             since = s.work_start
         s.cancel_requested = True
-        listed_calls, listed_terms = _background_ids(s.state)
+        listed_calls, listed_terms = _background_ids(s)
         for key in s.timeline:
             if key[0] != "toolCall":
                 continue
@@ -429,7 +448,7 @@ class ReferenceModel(_TreeRules, _SubmissionRules, _PreviewRules):
         s = self._session(sid)
         kind = update["sessionUpdate"]
         try:
-            if kind not in KNOWN_UPDATES:
+            if kind not in self._known:
                 s.ordinal += 1
                 s.unknown.append(copy.deepcopy(update))  # spec 13.1: kept verbatim
                 return

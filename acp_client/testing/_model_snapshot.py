@@ -60,6 +60,12 @@ def session_snapshot(s: _Session, protocol_version: int | None) -> dict[str, Any
         out["children"] = s.children
     if s.replay is not None and s.replay_shown:  # P21: on a connection speaking the Preview
         out["replay"] = s.replay
+    if s.suggestions is not None:  # the opt-ins (P32-P44)
+        out["promptSuggestions"] = s.suggestions
+    if s.cursors is not None:
+        out["cursors"] = list(s.cursors.values())
+    if s.state_unknown and s.last_known is not None:
+        out["lastKnownState"] = s.last_known
     out["unretained"] = [_entry(s, _key_of_entity(e), e) for e in s.unretained]
     return copy.deepcopy(out)
 

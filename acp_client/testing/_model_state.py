@@ -138,6 +138,11 @@ class _Session:
     subagent: dict[str, Any] | None = None  # the association, patched (P5, P31)
     ordinal: int = 0
     state: dict[str, Any] | None = None
+    state_unknown: bool = False  # the opt-in `unknown` state stands (Preview P32)
+    last_known: dict[str, Any] | None = None  # the state before it (P32, `lastKnownState`)
+    suggestions: list[Any] | None = None  # opt-in prompt suggestions (P34-P39)
+    cursors: dict[str, dict[str, Any]] | None = None  # opt-in cursors, once one was seen
+    previous_cursors: dict[str, dict[str, Any]] = field(default_factory=dict)  # P44
     completed: list[str | None] = field(default_factory=list)
     work_start: int | None = None
     last_work_end: int = 0
@@ -194,16 +199,22 @@ def _key_of_entity(e: _Entity) -> Key:
 
 
 def _is_idle(s: _Session) -> bool:
-    """Idle by the last snapshot, or a ``session/new`` session before any (R11)."""
+    """Idle by the last snapshot, or a ``session/new`` session before any (R11).
+
+    The opt-in ``unknown`` state is never idle (Preview P32).
+    """
     state = s.state.get("state") if s.state is not None else None
+    if s.state_unknown:
+        return False
     return state == "idle" or (state is None and s.created_by_new)
 
 
-def _background_ids(state: dict[str, Any] | None) -> tuple[set[str], set[str]]:
+def _background_ids(s: _Session) -> tuple[set[str], set[str]]:
     """Tool call ids and terminal ids listed in the latest `background` list."""
     calls: set[str] = set()
     terms: set[str] = set()
-    if state is None or state.get("state") not in _KNOWN_STATES:
+    state = s.state
+    if state is None or (state.get("state") not in _KNOWN_STATES and not s.state_unknown):
         return calls, terms  # R64: an unrecognized state reports no background
     for item in state.get("background") or []:
         if item.get("type") == "tool_call":

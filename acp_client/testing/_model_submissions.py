@@ -7,7 +7,7 @@ a second one (P26, P27: exact, case-sensitive, per session); the submission is a
 once any attempt succeeded, rejected only when every attempt failed, pending otherwise,
 with the last failure's error (P29); its first success binds the ``messageId`` and a later
 one never rebinds it (P30). Part of :class:`~acp_client.testing.ReferenceModel`, written
-against ACP-V2-PREVIEW.md section 3.4, sharing nothing with the library's ``_prompts``.
+against the Preview addendum (docs/preview.md), sharing nothing with the library's ``_prompts``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ P23, P25) and the life of a replay request: started when the ``session/resume`` 
 ended at its marker, or at the response (complete history of an older agent, or
 truncated by an error), or by a new ``initialize`` (P19-P22), with the snapshot's
 ``replay`` key only on a connection speaking the Preview (P21's reading). Written against
-ACP-V2-PREVIEW.md sections 3.1 and 3.3, sharing nothing with the library's ``_tree``.
+the Preview addendum (docs/preview.md), sharing nothing with the library's ``_tree``.
 
 Not here: the client's refusals before sending (P10: the model is passive) and cancel
 cascades (P11: there are none, so nothing to do).
@@ -33,6 +33,7 @@ class _TreeRules:
     _sessions: dict[str, _Session]
     _session: Callable[[str], _Session]  # the connection part's: get or create by id
     _end_replay: Callable[[_Session], None]  # the connection part's (12.3 steps 4, 5)
+    _cursors_replayed: Callable[[_Session], None]  # the opt-in part's (P44)
 
     def _tree_init(self) -> None:
         self._preview = False  # the connection speaks the Preview (P21's reading)
@@ -126,6 +127,7 @@ class _TreeRules:
         s.terminals = {}
         s.plans = {}
         s.locally_cancelled = set()  # step 3: local overlays are dropped
+        self._cursors_replayed(s)  # P44
         s.replay = {"phase": "replaying", "complete": False, "truncated": False}
         s.replay["requestId"] = request_id
         s.replay_shown = self._preview

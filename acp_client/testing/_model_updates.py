@@ -46,7 +46,6 @@ from ._model_state import (
     _TOOL_CALL_KEYS,
     Key,
     _Entity,
-    _is_idle,
     _Rejected,
     _Session,
 )
@@ -56,6 +55,7 @@ class _UpdateRules:
     """The per-session update rules; the model supplies ``_seq``, its message counter."""
 
     _seq: int  # the global sequence number of the message being applied (R50)
+    _unstable: frozenset[str] = frozenset()  # the opted-in unstable features (Preview P0)
 
     def _touch(self, s: _Session, key: Key, make: Any) -> _Entity:
         """UPSERT lookup with first-seen placement (spec 2.3)."""
@@ -121,7 +121,8 @@ class _UpdateRules:
             raise _Rejected
         s.ordinal += 1
         payload = copy.deepcopy({k: v for k, v in u.items() if k != "sessionUpdate"})
-        if state in _KNOWN_STATES:
+        opted_unknown = state == "unknown" and "unknown_state" in self._unstable  # P32
+        if state in _KNOWN_STATES or opted_unknown:
             bg = payload.get("background")
             # Spec 6.4: null, non-array or any malformed item -> not reported (D, no S).
             if "background" in payload and (
@@ -144,9 +145,14 @@ class _UpdateRules:
             for item in payload.get("background", []):
                 if item.get("type") == "terminal":
                     self._terminal(s, item["terminalId"])  # R22 / R53
-        previous = s.state.get("state") if s.state is not None else None
-        repeated = _is_idle(s) and not s.resuming
+        last = s.last_known if s.state_unknown else s.state  # P33: the last known decides
+        previous = last.get("state") if last is not None else None
+        repeated = (previous == "idle" or (last is None and s.created_by_new)) and not s.resuming
         s.state = payload
+        s.state_unknown = opted_unknown
+        s.last_known = last if opted_unknown else None
+        if opted_unknown:
+            return  # P32, P33: neither starts nor ends work; cancelRequested kept
         # R31 / R51 / A27: snapshots during replay, or before a resume's response, record no
         # completion and start no work.
         if not s.replaying and not s.resuming:
