@@ -314,6 +314,15 @@ def _replay(
     out = a.messages
     if children:  # ACP v2 Preview P16: children join the replay (only with markers)
         out[1:] = draw(_children_replaying(sid, out[1:], children))
+    # P21, P22 (only with markers): an error answer, or a log whose connection ends and
+    # starts again (a new initialize) before the answer: truncated unless marked
+    end = draw(st.sampled_from(["ok", "ok", "ok", "error", "reconnect"])) if markers else "ok"
+    if end == "error":
+        return out + FakeAgent(sid).error(rid, -32603, "Internal error").messages
+    if end == "reconnect":
+        rid = client_rid[0]
+        client_rid[0] += 1
+        return out + FakeAgent(sid).initialize(rid).messages
     return out + FakeAgent(sid).resume_response(rid).messages
 
 
@@ -427,10 +436,13 @@ def conversations(
     child's own turns, some before its announcement: P1-P9) are interleaved anywhere
     after the ``session/new`` result, before any resume or close; with ``replay_markers``
     too, the parent's children may join a resume's replay, announced again during it,
-    each with a message and its own marker or none (P16). With ``retries=True``
-    some prompts carry an ``idempotencyKey`` and are sent again under it after a lost
-    response or an error, or twice in flight; the agent inserts the prompt once and
-    echoes it once (P26-P30). Request ids are numbered from 0 on each side, as SDKs do.
+    each with a message and its own marker or none (P16). With ``replay_markers`` the
+    resume is now and then answered with an error, or its log's connection ends before
+    the answer (a new ``initialize``), truncating a replay not yet marked (P21, P22).
+    With ``retries=True`` some prompts carry an ``idempotencyKey`` and are sent again
+    under it after a lost response or an error, or twice in flight; the agent inserts the
+    prompt once and echoes it once (P26-P30). Request ids are numbered from 0 on each
+    side, as SDKs do.
 
     Example::
 
