@@ -1,6 +1,7 @@
 """Hypothesis strategies for testing ACP v2 clients (needs the ``testing`` extra).
 
-Values (all valid against the protocol's v2 JSON Schema unless noted):
+Values (all valid against the protocol's v2 JSON Schema unless noted; the v2 Preview's
+elements are past that 2.4.0 schema):
 
 - :func:`content_blocks` - ContentBlock objects, custom ``_x`` types included.
 - :func:`updates` - ``session/update`` payloads of every variant; ``damaged=True`` adds
