@@ -62,10 +62,10 @@ PINNED = {
         "StoredLog", "log_lines",
     },
     "acp_client.testing.strategies": {
-        "CONTENT_BLOCK_KINDS", "UPDATE_KINDS", "byte_stream_splits", "chunked_message_updates",
-        "content_blocks", "conversations", "damaged_update_pairs", "prompt_echo_interleavings",
-        "rechunkings", "session_message_traffic", "stored_logs", "terminal_byte_splits",
-        "updates", "v1_streams",
+        "CONTENT_BLOCK_KINDS", "UPDATE_KINDS", "byte_stream_splits", "child_sessions",
+        "chunked_message_updates", "content_blocks", "conversations", "damaged_update_pairs",
+        "prompt_echo_interleavings", "rechunkings", "session_message_traffic", "stored_logs",
+        "terminal_byte_splits", "updates", "v1_streams",
     },
     "acp_client.logs": {
         "FORMATS", "FormatId", "LogIterator", "LogReadResult", "LogReader", "LogRecord",
