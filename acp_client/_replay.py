@@ -101,6 +101,13 @@ class Replayer:
         self._typed_kinds: dict[type[Any], int] = {}
         self.messages = 0
         self.stderr_lines = 0
+        self.first_time: float | None = None
+        """The time of the first record that has one (formats with a clock), else ``None``."""
+        self.last_time: float | None = None
+        """The time of the last record that has one, else ``None``."""
+        self.clock: str | None = None
+        """``"epoch"`` (seconds since 1970) or ``"relative"`` (seconds since the recording
+        began) for :attr:`first_time` / :attr:`last_time`; ``None`` without times."""
         self.skipped_unknown_direction = 0
         # v1 or v2, per connection of the log, and the v1 routing (V1-TO-V2.md 1.3)
         self._switch = LogSwitch(self, protocol=protocol, origins=self.origins)
@@ -124,6 +131,13 @@ class Replayer:
             self._stop_on_error(mark)
             return
         self._apply_record(record)
+
+    def note_time(self, first: float, last: float, clock: str) -> None:
+        """Records with times from ``first`` to ``last`` were read (log order)."""
+        if self.first_time is None:
+            self.first_time = first
+            self.clock = clock
+        self.last_time = last
 
     def _apply_record(self, record: Any) -> None:
         params = self._typed_update(record.direction, record.message)
@@ -446,6 +460,8 @@ class _Feed:
         replayer = self.replayer
         if type(item) is LogRecord:
             replayer.apply_record(item)
+            if item.time is not None:
+                replayer.note_time(item.time, item.time, item.clock or "epoch")
             if self._progress is not None:
                 self._counted(1)
         else:
@@ -472,6 +488,10 @@ class _Feed:
         self.replayer.apply_updates(first_line, notes)
         if self._progress is not None:
             self._counted(len(notes))
+
+    def lane_times(self, first: float, last: float, clock: str) -> None:
+        """The record times of a lane run (see :meth:`Replayer.note_time`)."""
+        self.replayer.note_time(first, last, clock)
 
     def _counted(self, n: int) -> None:
         before = self._count

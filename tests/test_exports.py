@@ -52,9 +52,9 @@ PINNED = {
         "FailedRequest", "LimitExceeded", "ListView", "LocalProtocolError", "MessageState",
         "PermissionState", "PlanState", "PromptState", "RemoteProtocolError", "ReplayBatch",
         "ReplayResult", "ReplayedLog", "Replayer", "Role",
-        "SNAPSHOT_FORMAT", "SentRequest", "Session", "TerminalState", "TimelineEntry",
-        "ToolCallState", "__version__", "convert", "encode", "events", "load_session",
-        "replay_log", "replay_many", "schema", "to_builtins",
+        "SNAPSHOT_FORMAT", "SentRequest", "Session", "SessionSummary", "TerminalState",
+        "TimelineEntry", "ToolCallState", "__version__", "convert", "encode", "events",
+        "load_session", "replay_log", "replay_many", "schema", "summarize_many", "to_builtins",
     },
     "acp_client.v1": {"AdapterOrigin", "Direction", "V1Adapter", "detect_v1", "v1_hint"},
     "acp_client.testing": {

@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from acp_client._logfiles import expand_logs, looks_like_log
 from acp_client._many import spread
 from acp_client._replay import ReplayResult, iter_kinds, replay_log
 
@@ -18,7 +19,7 @@ from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, UsageError, dump_json
 from ._stream import with_failed_requests
 from ._values import removed_plans
 
-__all__ = ["replay_command"]
+__all__ = ["looks_like_log", "replay_command"]
 
 _FATAL_CODES = frozenset({"unsupported-compression", "gzip-error", "no-format-detected"})
 _PROGRESS_BYTES = 8 * 1024 * 1024
@@ -33,54 +34,6 @@ def _example_log() -> bytes:
     from importlib import resources
 
     return (resources.files("acp_client") / "data" / "example.jsonl").read_bytes()
-
-
-#: What a stored log is called (LOG-FORMATS.md: JSON lines, or one JSON document), gzip or not.
-LOG_SUFFIXES = (".jsonl", ".ndjson", ".jsons", ".json", ".log")
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
-def looks_like_log(path: Path) -> bool:
-    """Whether a file found in a folder is taken as a log: by its name and its first bytes.
-
-    Its name ends in one of :data:`LOG_SUFFIXES` (then maybe ``.gz``), and it starts (after
-    white space and a byte order mark) with ``{`` or ``[``, or is gzip data.
-    """
-    name = path.name.lower()
-    gz = name.endswith(".gz")
-    if not (name.removesuffix(".gz") if gz else name).endswith(LOG_SUFFIXES):
-        return False
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return True  # unreadable: replayed, so that the error is reported
-    if gz:
-        return head.startswith(_GZIP_MAGIC)
-    head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
-    return head[:1] in (b"{", b"[")
-
-
-def _expand(logs: list[str]) -> tuple[list[str], list[str]]:
-    """The logs named: files as given, and the files in folders that look like logs.
-
-    Returns them with the files of those folders that were skipped.
-    """
-    out: list[str] = []
-    skipped: list[str] = []
-    for item in logs:
-        path = Path(item)
-        if item != "-" and path.is_dir():
-            # every file below the folder, but hidden files and folders (.git, .cache ...)
-            for found in sorted(path.rglob("*")):
-                if not found.is_file() or any(
-                    part.startswith(".") for part in found.relative_to(path).parts
-                ):
-                    continue
-                (out if looks_like_log(found) else skipped).append(str(found))
-        else:
-            out.append(item)
-    return out, skipped
 
 
 def _say_skipped(skipped: list[str]) -> None:
@@ -252,7 +205,7 @@ def _fatal_message(payload: Any) -> str | None:
 
 def replay_command(args: argparse.Namespace) -> int:
     """Run ``acp-client replay`` with parsed arguments; return the exit status."""
-    logs, skipped = _expand(args.logs) if args.logs else ([""], [])
+    logs, skipped = expand_logs(args.logs) if args.logs else ([""], [])
     _say_skipped(skipped)
     if not logs:
         sys.stderr.write("acp-client replay: no log files found\n")

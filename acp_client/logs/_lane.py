@@ -53,6 +53,10 @@ class LaneSink(Protocol):
         """Decoded ``session/update`` notifications of consecutive lines from ``first_line``."""
         ...
 
+    def lane_times(self, first: float, last: float, clock: str) -> None:
+        """The first and last record time of the run just applied (formats with a clock)."""
+        ...
+
 
 class FastLane:
     """Splits a reader's lines into runs of agent notifications and the rest."""
@@ -99,21 +103,26 @@ class FastLane:
         sink.take(reader._take())  # what came before (an initialize that decides v2)
         if not sink.lane_open():
             return None if sink.lane_undecided() else False
-        notes = _decode(SHAPE_OF_FORMAT[fmt], run)
-        if notes is None:
+        shape = SHAPE_OF_FORMAT[fmt]
+        decoded = _decode(shape, run)
+        if decoded is None:
             return False
+        notes, times = decoded
         sink.apply_updates(reader.skip_lines(len(run)), notes)
+        if times:
+            sink.lane_times(times[0], times[-1], "relative" if shape == "capture" else "epoch")
         return True
 
 
-def _decode(shape: str, run: list[bytes]) -> list[Any] | None:
-    """The typed notifications of ``run`` (one per line), or ``None`` if one is unusual.
+def _decode(shape: str, run: list[bytes]) -> tuple[list[Any], list[float]] | None:
+    """The typed notifications of ``run`` (one per line) and the times of the records that
+    carry one, or ``None`` if one is unusual.
 
     Each line is decoded on its own (1.1: a line is one message, whatever its neighbours).
     """
     try:
         if shape == "jsonrpc":
-            return list(map(decode_update_line, run))
+            return list(map(decode_update_line, run)), []
         if shape == "acp":
             records = list(map(decode_acp_record, run))
             times = [r.time for r in records if r.time is not msgspec.UNSET]
@@ -126,4 +135,4 @@ def _decode(shape: str, run: list[bytes]) -> list[Any] | None:
             return None
     except _ERRORS:
         return None
-    return notes if all(map(isfinite, times)) else None
+    return (notes, times) if all(map(isfinite, times)) else None
