@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # the names below are imported on first use (module ``__getat
     from ._codec import Decoder, convert, encode, to_builtins
     from ._connection import Connection, Direction, SentRequest
     from ._diagnostics import Diagnostic
-    from ._fleet import summarize_many
     from ._entities import (
         CompactionState,
         ListView,
@@ -41,6 +40,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (module ``__getat
         ToolCallState,
     )
     from ._errors import ACPError, LimitExceeded, LocalProtocolError, RemoteProtocolError
+    from ._fleet import summarize_many
     from ._many import ReplayBatch, ReplayedLog, replay_many
     from ._prompts import PermissionState, PromptState
     from ._replay import FailedRequest, Replayer, ReplayResult, replay_log

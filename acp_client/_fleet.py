@@ -35,7 +35,7 @@ def summarize_log(path: str, options: dict[str, Any] | None = None) -> list[Sess
         result = replay_log(path, **(options or {}))
         return summarize_result(path, result)
     except OSError as exc:
-        return [error_row(path, f"cannot read {path}: {exc.strerror or exc}")]
+        return [error_row(path, f"cannot read: {exc.strerror or exc}")]
     except Exception as exc:  # a fleet's row, not a failed job
         return [error_row(path, f"{type(exc).__name__}: {exc}")]
 

@@ -17,7 +17,10 @@ def test_public_names_are_exported_and_documented() -> None:
 def test_import_does_not_pull_heavy_dependencies() -> None:
     code = (
         "import sys, acp_client, acp_client.schema, acp_client.logs, acp_client.testing\n"
-        "bad = [m for m in ('trio', 'hypothesis', 'rich', 'pyte') if m in sys.modules]\n"
+        "acp_client.summarize_many([]), acp_client.SessionSummary\n"
+        "heavy = ('trio', 'hypothesis', 'rich', 'pyte', 'anyio', 'dask', 'distributed',\n"
+        "         'pyarrow')\n"
+        "bad = [m for m in heavy if m in sys.modules]\n"
         "print(','.join(bad))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -19,7 +19,7 @@ from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, UsageError, dump_json
 from ._stream import with_failed_requests
 from ._values import removed_plans
 
-__all__ = ["looks_like_log", "replay_command"]
+__all__ = ["looks_like_log", "replay_command", "safe", "say_skipped"]
 
 _FATAL_CODES = frozenset({"unsupported-compression", "gzip-error", "no-format-detected"})
 _PROGRESS_BYTES = 8 * 1024 * 1024
@@ -36,15 +36,15 @@ def _example_log() -> bytes:
     return (resources.files("acp_client") / "data" / "example.jsonl").read_bytes()
 
 
-def _say_skipped(skipped: list[str]) -> None:
+def say_skipped(skipped: list[str], command: str = "replay") -> None:
     """One line for the files of folders that were not taken as logs."""
     if not skipped:
         return
-    names = ", ".join(_safe(Path(name).name) for name in skipped[:3])
+    names = ", ".join(safe(Path(name).name) for name in skipped[:3])
     more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
     count = f"{len(skipped)} file{'s' if len(skipped) > 1 else ''}"
     sys.stderr.write(
-        f"acp-client replay: skipped {count} that do not look like logs ({names}{more})\n"
+        f"acp-client {command}: skipped {count} that do not look like logs ({names}{more})\n"
     )
 
 
@@ -206,7 +206,7 @@ def _fatal_message(payload: Any) -> str | None:
 def replay_command(args: argparse.Namespace) -> int:
     """Run ``acp-client replay`` with parsed arguments; return the exit status."""
     logs, skipped = expand_logs(args.logs) if args.logs else ([""], [])
-    _say_skipped(skipped)
+    say_skipped(skipped)
     if not logs:
         sys.stderr.write("acp-client replay: no log files found\n")
         return EXIT_UNREADABLE
@@ -249,7 +249,7 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
     for name, status, payload in results:
         worst = max(worst, status)
         if isinstance(payload, str):
-            sys.stderr.write(f"acp-client replay: {_safe(payload)}\n")
+            sys.stderr.write(f"acp-client replay: {safe(payload)}\n")
             continue
         if _PAGE in payload:
             from ._html import LogPage
@@ -257,12 +257,12 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
             pages.append(LogPage(name, payload, **payload.pop(_PAGE)))
         if _looks_v1(payload):
             sys.stderr.write(
-                f"acp-client replay: {_safe(name or 'example')}: updates without a messageId"
+                f"acp-client replay: {safe(name or 'example')}: updates without a messageId"
                 " were rejected; if the agent speaks ACP v1, replay with --protocol 1\n"
             )
         fatal = _fatal_message(payload)
         if fatal and status == EXIT_UNREADABLE:
-            sys.stderr.write(f"acp-client replay: {_safe(name or 'example')}: {_safe(fatal)}\n")
+            sys.stderr.write(f"acp-client replay: {safe(name or 'example')}: {safe(fatal)}\n")
         if mode.startswith("json"):
             if many:
                 line = {"file": name, **payload}
@@ -281,7 +281,7 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
             if many:
                 from ._console import CappedRule
 
-                console.print(CappedRule(_safe(name)))
+                console.print(CappedRule(safe(name)))
             extras = payload.pop(_EXTRAS, {})
             render_snapshot(
                 payload,
@@ -298,5 +298,6 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
     return worst
 
 
-def _safe(text: str) -> str:
+def safe(text: str) -> str:
+    """``text`` with every unprintable character written as its visible hex escape."""
     return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)

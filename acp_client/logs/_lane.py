@@ -115,8 +115,9 @@ class FastLane:
 
 
 def _decode(shape: str, run: list[bytes]) -> tuple[list[Any], list[float]] | None:
-    """The typed notifications of ``run`` (one per line) and the times of the records that
-    carry one, or ``None`` if one is unusual.
+    """The typed notifications of ``run`` (one per line) and their records' times, or None.
+
+    ``None`` when a line is unusual; the times are those of the records that carry one.
 
     Each line is decoded on its own (1.1: a line is one message, whatever its neighbours).
     """
