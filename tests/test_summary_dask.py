@@ -58,7 +58,7 @@ def test_a_local_cluster_gives_exactly_the_local_result(
     assert [r.turns_completed for r in local[:-1]] == [1, 2, 3, 4, 5, 6]
     with (
         distributed.LocalCluster(
-            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0"
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
