@@ -384,3 +384,38 @@ def test_progress_is_called_once_per_log_in_order(tmp_path: Path) -> None:
     seen: list[tuple[int, int]] = []
     summarize_many(logs, jobs=2, progress=lambda done, total: seen.append((done, total)))
     assert seen == [(i + 1, len(logs)) for i in range(len(logs))]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    fleet=st.lists(
+        st.one_of(st.integers(0, 3), st.sampled_from(["broken", "missing"])), max_size=6
+    ),
+    jobs=st.sampled_from([1, 2]),
+)
+def test_rows_follow_the_logs_then_their_sessions(
+    tmp_path_factory: pytest.TempPathFactory, fleet: list[int | str], jobs: int
+) -> None:
+    """The ordering rule: log order, then each log's session order; one row for a failed
+    log, one for a log without sessions; the same whatever ``jobs``."""
+    folder = tmp_path_factory.mktemp("order")
+    paths, want = [], []
+    for i, item in enumerate(fleet):
+        path = folder / f"{i}.jsonl"
+        if item == "missing":
+            want.append((str(path), None, True))
+        elif item == "broken":
+            path.write_bytes(b"\x00\x01 not json\n")
+            want.append((str(path), None, True))
+        else:
+            assert isinstance(item, int)
+            agent = FakeAgent("x").initialize(0)
+            for k in reversed(range(item)):  # first seen order, not sorted order
+                agent.in_session(f"s{k}").state("running")
+            path.write_text(agent.log_text("jsonrpc"))
+            want += [(str(path), f"s{k}", False) for k in reversed(range(item))] or [
+                (str(path), None, False)
+            ]
+        paths.append(path)
+    rows = summarize_many(paths, jobs=jobs)
+    assert [(r.path, r.session_id, r.error is not None) for r in rows] == want

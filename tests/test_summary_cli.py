@@ -161,3 +161,22 @@ def test_the_command_runs_as_a_process(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["session_id"] for line in done.stdout.splitlines()] == ["s1", "s2"]
     assert done.stderr == b""
+
+
+def test_an_unreachable_scheduler_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    distributed = pytest.importorskip("distributed")
+
+    def refused(address: str) -> Any:
+        raise OSError(f"Timed out trying to connect to {address}")
+
+    monkeypatch.setattr(distributed, "Client", refused)
+    folder = _folder(tmp_path)
+    assert main(["summarize", "--dask", "tcp://nowhere:8786", str(folder)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        "acp-client summarize: cannot use the Dask scheduler tcp://nowhere:8786:"
+        " Timed out trying to connect to tcp://nowhere:8786\n"
+    )

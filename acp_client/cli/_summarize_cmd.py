@@ -21,7 +21,8 @@ __all__ = ["add_summarize_parser", "summarize_command"]
 SUMMARIZE_EPILOG = """\
 exit status:
   0    every log was read to its end (diagnostics do not change this)
-  2    wrong usage, or --out FILE cannot be written, or an extra is missing
+  2    wrong usage, --out FILE cannot be written, an extra is missing, or the Dask
+       scheduler cannot be reached
   3    a log could not be read: its row has the "error" (the others are written)
   130  interrupted
 
@@ -114,7 +115,14 @@ def summarize_command(args: argparse.Namespace) -> int:
                 from distributed import Client
             except ModuleNotFoundError:
                 return _missing("dask", "distributed")
-            client = stack.enter_context(Client(args.dask))
+            try:
+                client = stack.enter_context(Client(args.dask))
+            except (OSError, ValueError) as exc:  # unreachable, refused, a malformed address
+                sys.stderr.write(
+                    f"acp-client summarize: cannot use the Dask scheduler {safe(args.dask)}:"
+                    f" {safe(str(exc))}\n"
+                )
+                return EXIT_USAGE
         progress = stack.enter_context(_progress(len(logs)))
         jobs = args.jobs if args.jobs > 0 else None  # 0: one process per core
         rows = summarize_many(logs, jobs=jobs, client=client, progress=progress, **options)
