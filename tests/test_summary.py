@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acp_client import SessionSummary, summarize_many
+from acp_client import SessionSummary, replay_log, summarize_many
 from acp_client._fleet import summarize_log
 from acp_client.testing import FakeAgent
 
@@ -419,3 +419,32 @@ def test_rows_follow_the_logs_then_their_sessions(
         paths.append(path)
     rows = summarize_many(paths, jobs=jobs)
     assert [(r.path, r.session_id, r.error is not None) for r in rows] == want
+
+
+def test_a_child_session_is_its_own_row_with_its_parent(tmp_path: Path) -> None:
+    """The v2 Preview's session tree: the child has its row, after its parent (first seen)."""
+    agent = FakeAgent("sess_p").initialize(0).new_session(1)
+    agent.update({"sessionUpdate": "subagent_update", "sessionId": "sess_c", "title": "Explorer"})
+    child = agent.in_session("sess_c")
+    child.state("running").agent_message("a1", "found it").state("idle", stop_reason="end_turn")
+    path = tmp_path / "tree.jsonl"
+    path.write_text(agent.log_text("acp-client"))
+    parent_row, child_row = summarize_many([path], jobs=1)
+    assert (parent_row.session_id, parent_row.parent_session_id) == ("sess_p", None)
+    assert (child_row.session_id, child_row.parent_session_id) == ("sess_c", "sess_p")
+    assert child_row.agent_messages == 1 and child_row.stop_reasons == {"end_turn": 1}
+    assert parent_row.turns_completed == 0 and parent_row.agent_messages == 0
+
+
+def test_history_replay_is_the_snapshots_replay_phase(tmp_path: Path) -> None:
+    done = FakeAgent("s").initialize(0)
+    done.resume(5).user_message("u1", "hi").update({"sessionUpdate": "replay_complete"})
+    done.resume_response(5)
+    plain = FakeAgent("s").initialize(0).resume(5).user_message("u1", "hi")  # no Preview element
+    for name, agent, want in (("done", done, "complete"), ("plain", plain, None)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(agent.log_text("acp-client"))
+        (row,) = summarize_many([path], jobs=1)
+        assert row.history_replay == want
+        snapshot = replay_log(str(path)).snapshot()
+        assert [msgspec.to_builtins(row)] == expected_rows(path, snapshot)
