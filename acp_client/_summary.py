@@ -46,7 +46,9 @@ class SessionSummary(msgspec.Struct, frozen=True, kw_only=True):
             connection (``1`` or ``2``), ``None`` when no ``initialize`` was seen.
         v1: *log* the log was read as ACP v1 (its state comes from the v1 adapter).
         agent_name / agent_version: *log* the agent's ``info`` from ``initialize``.
-        first_time / last_time: *log* the time of the first and last record that has one.
+        first_time / last_time: the time of the first and last record naming the session
+            (its ``sessionId`` in the params or the result) that has a time; on the row of
+            a log without a session, the log's first and last record time.
         clock: *log* ``"epoch"`` (seconds since 1970, UTC) or ``"relative"`` (seconds
             since the recording began) for those times; ``None`` when the format has none.
         state: the session's last state (``idle``, ``running``, ``requires_action``, a
@@ -143,21 +145,25 @@ def summarize_result(path: str, result: ReplayResult) -> list[SessionSummary]:
         "v1": replayer.version == 1,
         "agent_name": info.name if info is not None else None,
         "agent_version": info.version if info is not None else None,
-        "first_time": replayer.first_time,
-        "last_time": replayer.last_time,
         "clock": replayer.clock,
         "diagnostics_by_code": dict(Counter(d.code for d in diagnostics)),
         "diagnostics_by_severity": dict(Counter(d.severity for d in diagnostics)),
         "complete": result.ok,
     }
     sessions = conn.sessions.values()
-    if not sessions:
-        return [SessionSummary(**log)]
+    if not sessions:  # the log's own first and last record times
+        return [SessionSummary(**log, first_time=replayer.first_time, last_time=replayer.last_time)]
     version = conn.protocol_version
-    return [_session_row(session, version, log) for session in sessions]
+    times = replayer.session_times
+    return [_session_row(session, version, log, times) for session in sessions]
 
 
-def _session_row(session: Session, version: int | None, log: dict[str, Any]) -> SessionSummary:
+def _session_row(
+    session: Session,
+    version: int | None,
+    log: dict[str, Any],
+    times: dict[str, tuple[float, float]],
+) -> SessionSummary:
     roles: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
     statuses: Counter[str] = Counter()
@@ -176,8 +182,11 @@ def _session_row(session: Session, version: int | None, log: dict[str, Any]) -> 
     cost = usage["cost"] if usage is not None else None
     replay = session.tree.replay
     turns = session.completed_turns
+    first, last = times.get(session.session_id, (None, None))
     return SessionSummary(
         **log,
+        first_time=first,
+        last_time=last,
         session_id=session.session_id,
         parent_session_id=session.tree.parent_id,
         protocol_version=session.protocol_version

@@ -67,19 +67,27 @@ def _log_facts(log: Path) -> dict[str, Any]:
                 name, version = info["name"], info["version"]
             break
     times = [r["time"] for r in records if "time" in r] if wrapped else []
+    named: dict[str, list[float]] = {}  # session -> times of the records naming it
+    for record, message in zip(records, messages, strict=True):
+        for part in ("params", "result"):
+            body = message.get(part) if isinstance(message, dict) else None
+            if isinstance(body, dict) and isinstance(body.get("sessionId"), str):
+                if wrapped and "time" in record:
+                    named.setdefault(body["sessionId"], []).append(record["time"])
+                break
     return {
         "format": fmt,
         "agent_name": name,
         "agent_version": version,
-        "first_time": times[0] if times else None,
-        "last_time": times[-1] if times else None,
         "clock": "epoch" if times else None,
+        "named": named,
     }
 
 
 def expected_rows(log: Path, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
     """The summary rows of a log, derived from its expected snapshot and its lines."""
     facts = _log_facts(log)
+    named = facts.pop("named")
     diagnostics = snapshot["diagnostics"]
     rows = []
     for s in snapshot["sessions"]:
@@ -94,6 +102,8 @@ def expected_rows(log: Path, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
                 "session_id": s["sessionId"],
                 "parent_session_id": s.get("parentSessionId"),
                 **facts,
+                "first_time": named[s["sessionId"]][0] if s["sessionId"] in named else None,
+                "last_time": named[s["sessionId"]][-1] if s["sessionId"] in named else None,
                 "protocol_version": s.get("protocolVersion"),
                 "v1": s.get("protocolVersion") == 1,
                 "state": (s.get("state") or {}).get("state"),
@@ -176,15 +186,19 @@ def turns(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-def build(sessions: list[list[dict[str, Any]]]) -> FakeAgent:
-    """A log of ``sessions`` (each a list of turns), one after another."""
+def build(
+    sessions: list[list[dict[str, Any]]], spans: list[tuple[int, int]] | None = None
+) -> FakeAgent:
+    """A log of ``sessions`` (each a list of turns), one after another; ``spans`` gets, per
+    session, the index of the first and last message naming it."""
     agent = FakeAgent("s0")
     agent.initialize(0)
     rid = 100
     for index, session_turns in enumerate(sessions):
         one = agent.in_session(f"s{index}")
         rid += 1
-        one.new_session(rid)
+        one.new_session(rid)  # its response is the first message naming the session
+        first = len(agent.messages) - 1
         for t, turn in enumerate(session_turns):
             user = f"u{index}-{t}"
             rid += 1
@@ -216,6 +230,8 @@ def build(sessions: list[list[dict[str, Any]]]) -> FakeAgent:
                 used, amount = turn["usage"]
                 one.usage(used, 10**6, (amount, "USD"))
             one.state("idle", stop_reason=turn["stop"])
+        if spans is not None:  # the last message is the session's own (new or idle)
+            spans.append((first, len(agent.messages) - 1))
     return agent
 
 
@@ -269,7 +285,8 @@ def implied(sessions: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 def test_generated_logs_count_what_the_conversation_implies(
     tmp_path_factory: pytest.TempPathFactory, sessions: list[list[dict[str, Any]]], fmt: str
 ) -> None:
-    agent = build(sessions)
+    spans: list[tuple[int, int]] = []
+    agent = build(sessions, spans)
     path = tmp_path_factory.mktemp("gen") / "log.jsonl"
     lines = agent.log_lines(fmt)
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
@@ -278,14 +295,14 @@ def test_generated_logs_count_what_the_conversation_implies(
     unreasoned = sum(t["stop"] is None for turns in sessions for t in turns)
     diagnostics = {"missing-stop-reason": unreasoned} if unreasoned else {}
     assert [r.session_id for r in rows] == [f"s{i}" for i in range(len(sessions))]
-    for row, want in zip(rows, implied(sessions), strict=True):
+    for row, want, span in zip(rows, implied(sessions), spans, strict=True):
         got = msgspec.to_builtins(row)
         assert {key: got[key] for key in want} == want
         assert row.agent_name == "fake-agent" and row.protocol_version == 2 and not row.v1
         assert row.complete and row.error is None and row.format == fmt
         assert row.diagnostics_by_code == diagnostics
         assert row.diagnostics_by_severity == ({"warning": unreasoned} if unreasoned else {})
-        first, last = json.loads(lines[0]), json.loads(lines[-1])
+        first, last = json.loads(lines[span[0]]), json.loads(lines[span[1]])
         clock = {"acp-client": ("time", "epoch"), "capture": ("t", "relative")}.get(fmt)
         if clock is None:
             assert (row.first_time, row.last_time, row.clock) == (None, None, None)
