@@ -180,3 +180,28 @@ def test_an_unreachable_scheduler_is_one_line(
         "acp-client summarize: cannot use the Dask scheduler tcp://nowhere:8786:"
         " Timed out trying to connect to tcp://nowhere:8786\n"
     )
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_text_that_is_not_unicode_is_written_escaped(
+    tmp_path: Path, suffix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A lone surrogate a lenient read kept (a session id, a stop reason) never fails a
+    file: JSON escapes it (read back the same), CSV and Parquet get its escape as text."""
+    log = tmp_path / "odd.jsonl"
+    log.write_text(
+        '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s\\ud800x",'
+        '"update":{"sessionUpdate":"state_update","state":"running"}}}\n'
+    )
+    out = tmp_path / f"rows{suffix}"
+    assert main(["summarize", str(log), "--out", str(out)]) == 0
+    if suffix == ".jsonl":
+        (row,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+        assert row["session_id"] == "s\ud800x"
+    elif suffix == ".csv":
+        (row,) = _from_csv(out)
+        assert row["session_id"] == "s\\ud800x"
+    else:
+        import pyarrow.parquet as pq
+
+        assert pq.read_table(out).to_pylist()[0]["session_id"] == "s\\ud800x"

@@ -1,16 +1,21 @@
-"""Writing summary rows (docs/summary.md): JSON Lines, CSV or Parquet, by the file's name.
+r"""Writing summary rows (docs/summary.md): JSON Lines, CSV or Parquet, by the file's name.
 
 JSON Lines keeps each row as :class:`~acp_client.SessionSummary` encodes it (the count maps
 nested). CSV has one column per field in the Struct's order, with a header; a count map is
 its compact JSON text in one cell (``{"end_turn":3}``), ``null`` an empty cell, booleans
 ``true``/``false``. Parquet (pyarrow, the ``parquet`` extra) has typed columns: the count
 maps are ``map<string, int64>``, ``cost_amount`` a double.
+
+Text that is not valid Unicode (a lone surrogate kept from a lenient read of the log) is
+written as its escape: ``\ud800`` inside a JSON string (which reads back as the same text),
+the six characters ``\ud800`` in CSV and Parquet, whose text must be UTF-8.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Iterable
 from typing import IO, Any
 
@@ -46,7 +51,27 @@ def write_rows(name: str, rows: Iterable[SessionSummary]) -> None:
             _write_csv(out, rows)
         else:
             for row in rows:
-                out.write(_encode(row).decode("utf-8") + "\n")
+                out.write(_json_line(row) + "\n")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_line(row: SessionSummary) -> str:
+    try:
+        return _encode(row).decode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: its JSON escape reads back the same
+        text = json.dumps(msgspec.to_builtins(row), ensure_ascii=False, separators=(",", ":"))
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _text(value: str) -> str:
+    r"""``value`` as valid UTF-8 text: a lone surrogate becomes its ``\uXXXX`` escape."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 def _cell(value: Any) -> Any:
@@ -55,7 +80,9 @@ def _cell(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return _text(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    if isinstance(value, str):
+        return _text(value)
     return value
 
 
@@ -97,5 +124,9 @@ def _write_parquet(name: str, rows: list[SessionSummary]) -> None:
     for row in rows:
         for field in FIELDS:
             value = getattr(row, field)
-            columns[field].append(list(value.items()) if field in COUNT_FIELDS else value)
+            if field in COUNT_FIELDS:
+                value = [(_text(key), count) for key, count in value.items()]
+            elif isinstance(value, str):
+                value = _text(value)
+            columns[field].append(value)
     pq.write_table(pa.table(columns, schema=schema), name)
