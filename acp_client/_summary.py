@@ -136,8 +136,7 @@ def summarize_result(path: str, result: ReplayResult) -> list[SessionSummary]:
     diagnostics = result.diagnostics
     if result.fatal:
         errors = [d for d in diagnostics if d.severity == "error"]
-        why = f"{errors[-1].code}: {errors[-1].message}" if errors else "the log could not be read"
-        return [error_row(path, why)]
+        return [error_row(path, _why(errors[-1]) if errors else "the log could not be read")]
     info = conn.agent_info
     log: dict[str, Any] = {
         "path": path,
@@ -214,6 +213,12 @@ def _session_row(
         cost_currency=cost.currency if cost is not None else None,
         history_replay=_replay_phase(replay) if replay is not None and replay.shown else None,
     )
+
+
+def _why(diagnostic: Any) -> str:
+    """The fatal diagnostic as an error: ``line 3: code: message`` (where it was)."""
+    where = f"line {diagnostic.line}: " if diagnostic.line is not None else ""
+    return f"{where}{diagnostic.code}: {diagnostic.message}"
 
 
 def _replay_phase(replay: Any) -> str:

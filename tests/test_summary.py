@@ -368,7 +368,8 @@ def test_rows_in_input_order_an_error_row_per_failed_log_whatever_the_jobs(
         ("log6.jsonl", None),
     ]
     corrupt, empty = one[-2], one[-1]
-    assert corrupt.error and not corrupt.complete and corrupt.turns_completed == 0
+    assert (corrupt.error or "").startswith("line 2: malformed-document: ")  # where, and why
+    assert not corrupt.complete and corrupt.turns_completed == 0
     assert empty.error is not None  # "{}" is no record of any known format
     assert all(r.error is None and r.complete for r in one[:-2])
     assert one[6].turns_completed == one[0].turns_completed == 1
