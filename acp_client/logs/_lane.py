@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import suppress
 from itertools import islice
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
+from msgspec import UNSET
 
 from acp_client._codec import decode_acp_record, decode_capture_record, decode_update_line
 from acp_client.logs._formats import SHAPE_OF_FORMAT
@@ -36,8 +36,6 @@ __all__ = ["FastLane", "LaneSink"]
 
 _MARK = b'"session/update"'
 _ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError, RecursionError)
-_MESSAGE = attrgetter("message")
-_MSG = attrgetter("msg")
 
 
 class LaneSink(Protocol):
@@ -55,8 +53,13 @@ class LaneSink(Protocol):
         """The reader's final items so far, to be applied before the next run."""
         ...
 
-    def apply_updates(self, first_line: int, notes: list[Any]) -> None:
-        """Decoded ``session/update`` notifications of consecutive lines from ``first_line``."""
+    def apply_updates(
+        self, first_line: int, notes: list[Any], times: list[float | None], clock: str
+    ) -> None:
+        """Decoded ``session/update`` notifications of consecutive lines from ``first_line``.
+
+        ``times``: their records' times (``[]`` for a format without a clock), in ``clock``.
+        """
         ...
 
 
@@ -105,9 +108,14 @@ class FastLane:
         sink.take(reader._take())  # what came before (an initialize that decides v2)
         if not sink.lane_open():
             return 0 if sink.lane_undecided() else None
-        notes = _decode(decoder, lines, start)
-        if notes:
-            sink.apply_updates(reader.skip_lines(len(notes)), notes)
+        decode, split, clock = decoder
+        records: list[Any] = []
+        with suppress(*_ERRORS):  # each line on its own (1.1); extend keeps what came before
+            records.extend(map(decode, islice(lines, start, None)))
+        if not records:
+            return 0
+        notes, times = (records, []) if split is None else split(records)
+        sink.apply_updates(reader.skip_lines(len(notes)), notes, times, clock)
         return len(notes)
 
 
@@ -121,27 +129,23 @@ def _stretch_end(lines: list[bytes], start: int) -> int:
     return end
 
 
-# The typed decoder of each shape's record, and how to take its message out.
-_Decoder = tuple[Callable[[bytes], Any], Callable[[Any], Any] | None]
-_DECODERS: dict[str, _Decoder] = {
-    "jsonrpc": (decode_update_line, None),
-    "acp": (decode_acp_record, attrgetter("message")),
-    "capture": (decode_capture_record, attrgetter("msg")),
+def _acp_split(records: list[Any]) -> tuple[list[Any], list[float | None]]:
+    """The messages and times (``None``: none) of ``acp-client`` / ``python-sdk`` records."""
+    return [r.message for r in records], [None if r.time is UNSET else r.time for r in records]
+
+
+def _capture_split(records: list[Any]) -> tuple[list[Any], list[float | None]]:
+    """The messages and times (``None``: none) of ``capture`` records."""
+    return [r.msg for r in records], [None if r.t is UNSET else r.t for r in records]
+
+
+# Each shape's typed record decoder, how to split its records into messages and times, and
+# its clock. A time needs no check of its own: msgspec refuses a number beyond a float's
+# range (1e999), so no decoded time is infinite, and such a line takes the per-record path
+# (its bad-time).
+_Split = Callable[[list[Any]], tuple[list[Any], list[float | None]]]
+_DECODERS: dict[str, tuple[Callable[[bytes], Any], _Split | None, str]] = {
+    "jsonrpc": (decode_update_line, None, "epoch"),
+    "acp": (decode_acp_record, _acp_split, "epoch"),
+    "capture": (decode_capture_record, _capture_split, "relative"),
 }
-
-
-def _decode(decoder: _Decoder, lines: list[bytes], start: int) -> list[Any]:
-    """The typed notifications of ``lines`` from ``start`` up to the first odd line.
-
-    An odd line is one that is no ordinary agent notification; the run may reach the end.
-    Each line is decoded on its own (1.1: a line is one message, whatever its neighbours);
-    ``list.extend`` keeps what the decode gave before a line failed. A record's time needs
-    no check of its own: msgspec refuses a number beyond a float's range (``1e999``), so no
-    decoded time is infinite, and such a line takes the per-record path (and its
-    ``bad-time``).
-    """
-    decode, message = decoder
-    items: list[Any] = []
-    with suppress(*_ERRORS):
-        items.extend(map(decode, islice(lines, start, None)))
-    return items if message is None else list(map(message, items))
