@@ -65,6 +65,24 @@ def test_the_missing_extra_message_names_the_distribution() -> None:
     assert f"pip install '{DISTRIBUTION}[cli]'".encode() in out.stderr, out.stderr.decode()
 
 
+def test_stats_and_json_need_no_rich(tmp_path: Path) -> None:
+    """A summary or a snapshot imports no table library (issue 23: the process's start-up);
+    --stats prints one plain ``key  value`` line per count, escaped."""
+    log = str(_log(tmp_path, "a\tb.jsonl"))
+    for args in (["--stats", log], ["--json", log], ["--stats", "--json", log]):
+        script = (
+            "import sys; sys.modules['rich'] = None; from acp_client.cli import main; "
+            f"raise SystemExit(main(['replay', *{args!r}]))"
+        )
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, check=False)
+        assert out.returncode == 0, (args, out.stderr.decode())
+    lines = cli("replay", "--stats", log).stdout.decode().splitlines()
+    assert lines[0].endswith("a\\tb.jsonl")
+    rows = [line.split(None, 1) for line in lines[1:]]
+    assert ["updates", "2"] in rows and ["format", "jsonrpc"] in rows
+    assert all(line.startswith("  ") for line in lines[1:])
+
+
 # ------------------------------------------------------------------------ help and usage
 
 
