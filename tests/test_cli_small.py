@@ -46,7 +46,8 @@ def test_the_distribution_name_is_used_everywhere() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["name"] == DISTRIBUTION == "acp-client-state"
     extras = project["optional-dependencies"]
-    assert f"{DISTRIBUTION}[cli]" in extras["run"] and f"{DISTRIBUTION}[all]" in extras["test"]
+    assert f"{DISTRIBUTION}[cli]" in extras["run"]
+    assert f"{DISTRIBUTION}[all,dask,parquet]" in extras["test"]
     readme = (ROOT / "README.md").read_text()
     install = readme[readme.index("## Install") : readme.index("## The layers")]
     assert f"pip install {DISTRIBUTION} " in install
