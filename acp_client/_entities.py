@@ -10,7 +10,7 @@ from __future__ import annotations
 import binascii
 import codecs
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, NamedTuple, TypeVar, overload
 
 from msgspec import UNSET
 
@@ -29,6 +29,8 @@ __all__ = [
     "CursorState",
     "TimelineEntry",
     "Role",
+    "ContentRead",
+    "TerminalRead",
     "bad_base64_shape",
     "decode_base64",
     "restore_truncated",
@@ -123,8 +125,56 @@ class ListView(Sequence[T]):
     __hash__ = None  # type: ignore[assignment]
 
 
+class ContentRead(NamedTuple):
+    """What :meth:`MessageState.content_since` returns (docs/events.md, E6).
+
+    ``blocks`` are the blocks at absolute indices ``[start, end)``; ``start`` is greater
+    than the index asked for when the blocks between them are gone (an upsert replaced or
+    cleared the content): then what the caller kept before ``start`` is gone too.
+    """
+
+    blocks: list[Any]
+    start: int
+    end: int
+
+
+class TerminalRead(NamedTuple):
+    """What :meth:`TerminalState.read` returns (docs/events.md, E5).
+
+    ``data`` holds the bytes at absolute offsets ``[start, end)``; ``start`` is greater than
+    the offset asked for when the bytes between them are gone (dropped by the retention
+    limit, or replaced by an output snapshot).
+    """
+
+    data: bytes
+    start: int
+    end: int
+
+
+def _since(items: list[Any], base: int, index: int, what: str) -> tuple[int, int, int]:
+    """Check an absolute ``index`` against the window ``[base, base + len(items))``.
+
+    Returns ``(first, position, end)``: the first absolute index to return, its position in
+    ``items`` and the window's end.
+    """
+    end = base + len(items)
+    if type(index) is not int or index < 0 or index > end:
+        raise ValueError(f"{what}: index {index!r} is not in [0, {end}] (the end so far)")
+    first = index if index > base else base
+    return first, first - base, end
+
+
 class _Entity:
-    __slots__ = ("excluded", "extra", "first_seen", "last_changed", "meta")
+    __slots__ = (
+        "base",
+        "excluded",
+        "extra",
+        "first_seen",
+        "index",
+        "last_changed",
+        "meta",
+        "version",
+    )
 
     def __init__(self, ordinal: int) -> None:
         self.first_seen = ordinal
@@ -132,6 +182,13 @@ class _Entity:
         self.meta: dict[str, Any] | None = None
         self.extra: dict[str, Any] | None = None
         self.excluded = False
+        self.version = 0
+        """Grows with every change of the entity: the session's change count at its last
+        change, so it never repeats for one key, replays included (docs/events.md, E1)."""
+        self.index = -1
+        """The entity's position in its session's timeline (``-1``: not a timeline entry)."""
+        self.base = 0
+        """The absolute index of the first block (bytes: offset of the first byte) kept."""
 
 
 class _Blocks(_Entity):
@@ -148,6 +205,25 @@ class _Blocks(_Entity):
     def content(self) -> ListView[s.ContentBlock]:
         """The content blocks, as received (adjacent text blocks are not merged)."""
         return ListView(self._content, text_block)
+
+    @property
+    def content_start(self) -> int:
+        """The absolute index of the first block of :attr:`content` (docs/events.md, E6)."""
+        return self.base
+
+    @property
+    def content_end(self) -> int:
+        """The absolute index after the last block: every block ever appended is counted."""
+        return self.base + len(self._content)
+
+    def content_since(self, index: int) -> ContentRead:
+        """The blocks from the absolute ``index`` on; costs the number of blocks returned.
+
+        Raises:
+            ValueError: ``index`` is negative or past :attr:`content_end`.
+        """
+        first, pos, end = _since(self._content, self.base, index, "content_since")
+        return ContentRead(list(map(text_block, self._content[pos:])), first, end)
 
     def text(self) -> str:
         """The message's text for display: its text blocks joined."""
@@ -240,6 +316,25 @@ class ToolCallState(_Entity):
         return ListView(self._content)
 
     @property
+    def content_start(self) -> int:
+        """The absolute index of the first item of :attr:`content` (docs/events.md, E6)."""
+        return self.base
+
+    @property
+    def content_end(self) -> int:
+        """The absolute index after the last item: every item ever appended is counted."""
+        return self.base + len(self._content)
+
+    def content_since(self, index: int) -> ContentRead:
+        """The content items from the absolute ``index`` on (as ``MessageState``'s).
+
+        Raises:
+            ValueError: ``index`` is negative or past :attr:`content_end`.
+        """
+        first, pos, end = _since(self._content, self.base, index, "content_since")
+        return ContentRead(self._content[pos:], first, end)
+
+    @property
     def locations(self) -> ListView[s.ToolCallLocation]:
         """The file locations."""
         return ListView(self._locations)
@@ -270,7 +365,9 @@ class TerminalState(_Entity):
     """A display-only terminal: stored fields and the retained output bytes.
 
     ``limit`` (bytes) caps retention: older bytes are dropped from the front and counted
-    in :attr:`truncated_bytes`.
+    in :attr:`truncated_bytes`. Offsets are absolute (docs/events.md, E5): every byte ever
+    appended or set by a snapshot counts, so the retained bytes are ``[start, end)`` and
+    :meth:`read` returns those after an offset.
     """
 
     __slots__ = (
@@ -316,10 +413,15 @@ class TerminalState(_Entity):
             drop = len(buf) - limit
             del buf[:drop]
             self._dropped += drop
+            self.base += drop
             self._reset_text()
 
     def replace(self, data: bytes) -> None:
-        """Replace all output with a snapshot (clears local truncation)."""
+        """Replace all output with a snapshot (clears local truncation).
+
+        The snapshot's bytes take the offsets after every byte before: none is reused.
+        """
+        self.base += len(self._buf)
         self._buf = bytearray(data)
         self._dropped = 0
         self._reset_text()
@@ -339,6 +441,36 @@ class TerminalState(_Entity):
         if self.limit is not None and len(buf) > self.limit:
             return bytes(buf[len(buf) - self.limit :])
         return bytes(buf)
+
+    @property
+    def start(self) -> int:
+        """The absolute offset of the first retained byte (that of ``output[0]``)."""
+        buf = self._buf
+        if self.limit is not None and len(buf) > self.limit:
+            return self.base + len(buf) - self.limit
+        return self.base
+
+    @property
+    def end(self) -> int:
+        """The absolute offset after the last byte: every byte ever received counts."""
+        return self.base + len(self._buf)
+
+    def read(self, since: int = 0) -> TerminalRead:
+        """The retained bytes from the absolute offset ``since`` on (docs/events.md, E5).
+
+        Costs the size of what is returned. A ``since`` before :attr:`start` returns the
+        retained bytes, from :attr:`start`: the bytes in between are gone.
+
+        Raises:
+            ValueError: ``since`` is negative or past :attr:`end`.
+        """
+        end = self.base + len(self._buf)
+        if type(since) is not int or since < 0 or since > end:
+            raise ValueError(f"read: offset {since!r} is not in [0, {end}] (the end so far)")
+        first = self.start
+        if since > first:
+            first = since
+        return TerminalRead(bytes(memoryview(self._buf)[first - self.base :]), first, end)
 
     @property
     def truncated_bytes(self) -> int:
@@ -387,14 +519,18 @@ class TerminalState(_Entity):
 
 
 class PlanState:
-    """A plan keyed by ``planId``: its last content (a ``PlanItems`` or a raw dict)."""
+    """A plan keyed by ``planId``: its last content (a ``PlanItems`` or a raw dict).
 
-    __slots__ = ("first_seen", "plan", "plan_id")
+    ``version`` grows with every change (docs/events.md, E1).
+    """
+
+    __slots__ = ("first_seen", "plan", "plan_id", "version")
 
     def __init__(self, plan_id: str, plan: Any, ordinal: int) -> None:
         self.plan_id = plan_id
         self.plan = plan
         self.first_seen = ordinal
+        self.version = 0
 
     def __repr__(self) -> str:
         return f"PlanState({self.plan_id!r})"
@@ -468,9 +604,10 @@ class CursorState:
     ``capabilities`` is patched, ``meta`` patched by top-level key, ``extra`` by key.
     """
 
-    __slots__ = ("anchor", "capabilities", "cursor_id", "extra", "first_seen", "meta")
+    __slots__ = ("anchor", "capabilities", "cursor_id", "extra", "first_seen", "meta", "version")
 
     def __init__(self, cursor_id: str, ordinal: int) -> None:
+        self.version = 0
         self.cursor_id = cursor_id
         self.anchor: Any = None
         self.capabilities: dict[str, Any] | None = None
