@@ -25,6 +25,7 @@ from ._version import __version__
 if TYPE_CHECKING:  # the names below are imported on first use (module ``__getattr__``)
     from . import events as events
     from . import schema as schema
+    from . import view as view
     from ._codec import Decoder, convert, encode, to_builtins
     from ._connection import Connection, Direction, SentRequest
     from ._diagnostics import Diagnostic
@@ -52,6 +53,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (module ``__getat
 _LAZY: dict[str, tuple[str, str | None]] = {
     "events": (".events", None),
     "schema": (".schema", None),
+    "view": (".view", None),
     "Decoder": ("._codec", "Decoder"),
     "convert": ("._codec", "convert"),
     "encode": ("._codec", "encode"),
@@ -140,4 +142,5 @@ __all__ = [
     "replay_many",
     "schema",
     "to_builtins",
+    "view",
 ]

@@ -291,9 +291,9 @@ class EntriesChanged(_SessionEvent, frozen=True):
 
 
 class EntriesRemoved(_SessionEvent, frozen=True):
-    """Timeline entries ``[start, stop)`` left the timeline; the entries after them move
-    down by ``stop - start`` (E4).
+    """Timeline entries ``[start, stop)`` left the timeline (E4).
 
+    The entries after them move down by ``stop - start``.
     ``reason`` ``"replay"``: a history replay starts (12.3); every terminal and plan of the
     session leaves too (``terminal_ids``, ``plan_ids``). What the replay reports again comes
     back as new entities (``created=True``), at the end of the timeline.

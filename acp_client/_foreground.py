@@ -232,8 +232,10 @@ class Foreground:
         turn_ended: Callable[[], None],
         side_events: list[ev.Event] | None = None,
     ) -> None:
-        """Set the callbacks: who creates a listed terminal (R53), who reports at work's end;
-        and where the events a state update causes besides its own go (E3)."""
+        """Set the callbacks: who creates a listed terminal (R53), who reports at work's end.
+
+        ``side_events``: where the events a state update causes besides its own go (E3).
+        """
         self._reference_terminal = reference_terminal
         self._turn_ended = turn_ended
         if side_events is not None:
