@@ -10,11 +10,13 @@ from __future__ import annotations
 import binascii
 import codecs
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal, NamedTuple, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 from msgspec import UNSET
 
 from . import _schema as s
+from ._offsets import ContentRead, TerminalRead
+from ._offsets import since as _since
 
 __all__ = [
     "ListView",
@@ -123,45 +125,6 @@ class ListView(Sequence[T]):
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
-
-
-class ContentRead(NamedTuple):
-    """What :meth:`MessageState.content_since` returns (docs/events.md, E6).
-
-    ``blocks`` are the blocks at absolute indices ``[start, end)``; ``start`` is greater
-    than the index asked for when the blocks between them are gone (an upsert replaced or
-    cleared the content): then what the caller kept before ``start`` is gone too.
-    """
-
-    blocks: list[Any]
-    start: int
-    end: int
-
-
-class TerminalRead(NamedTuple):
-    """What :meth:`TerminalState.read` returns (docs/events.md, E5).
-
-    ``data`` holds the bytes at absolute offsets ``[start, end)``; ``start`` is greater than
-    the offset asked for when the bytes between them are gone (dropped by the retention
-    limit, or replaced by an output snapshot).
-    """
-
-    data: bytes
-    start: int
-    end: int
-
-
-def _since(items: list[Any], base: int, index: int, what: str) -> tuple[int, int, int]:
-    """Check an absolute ``index`` against the window ``[base, base + len(items))``.
-
-    Returns ``(first, position, end)``: the first absolute index to return, its position in
-    ``items`` and the window's end.
-    """
-    end = base + len(items)
-    if type(index) is not int or index < 0 or index > end:
-        raise ValueError(f"{what}: index {index!r} is not in [0, {end}] (the end so far)")
-    first = index if index > base else base
-    return first, first - base, end
 
 
 class _Entity:

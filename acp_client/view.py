@@ -21,7 +21,7 @@ Example::
         draw(row.kind, row.key, row.text, row.fields)
 """
 
-from ._entities import ContentRead, TerminalRead
+from ._offsets import ContentRead, TerminalRead
 from ._view import ConversationView, EntryView, SessionView, TerminalView
 
 __all__ = [
