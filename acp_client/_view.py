@@ -155,6 +155,7 @@ class SessionView:
 
     def __init__(self, session: Session, *, empty: bool = False) -> None:
         self.session = session
+        self._tl: Timeline = session.parts()[0]  # the stores (one object for the session)
         self.session_id = session.session_id
         self.entries: list[EntryView] = []
         self.terminals: dict[str, TerminalView] = {}
@@ -200,10 +201,6 @@ class SessionView:
             handler = handlers.get(type(event))
             if handler is not None:
                 handler(event)
-
-    @property
-    def _tl(self) -> Timeline:
-        return self.session.parts()[0]
 
     def _build(self) -> None:
         """Read the whole session: the start, or a resync after a broken contract."""
@@ -265,7 +262,11 @@ class SessionView:
 
     def _message(self, event: ev.MessageChunkAppended | ev.MessageUpserted) -> None:
         role, mid = event.role, event.message_id
-        self._entry("message", (role, mid), self._tl.messages[role], mid, event)
+        key = (role, mid)
+        row = self._rows.get(key)
+        if row is not None and event.version <= row.version:
+            return  # the common case of a run of chunks: shown already (E1)
+        self._entry("message", key, self._tl.messages[role], mid, event)
 
     def _tool_call(self, event: ev.ToolCallChunkAppended | ev.ToolCallUpserted) -> None:
         tid = event.tool_call_id
@@ -285,10 +286,10 @@ class SessionView:
     def _terminal(self, event: ev.TerminalOutputAppended | ev.TerminalUpserted) -> None:
         tid = event.terminal_id
         row = self.terminals.get(tid)
+        if row is not None and event.version <= row.version:
+            return  # shown already (E1)
         if row is None:
             row = self.terminals[tid] = TerminalView(tid)
-        elif event.version <= row.version:
-            return
         term = self._tl.terminals.get(tid)
         if term is not None:
             _sync_terminal(row, term)

@@ -27,7 +27,7 @@ DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 QUICK_SIZES = (1_000, 4_000)
 NAMES = (
     "floor", "decode", "decode+reduce", "single", "scaling", "memory", "sdk", "cli",
-    "replay", "cli-floor", "import", "example", "jobs", "sdk-state",
+    "replay", "cli-floor", "import", "example", "jobs", "sdk-state", "view",
 )  # fmt: skip
 ALIASES = {"reduce": "decode+reduce"}
 TARGETS = {
@@ -465,6 +465,10 @@ class Harness:
         if want("sdk-state"):
             for n in sorted({sizes[0] if quick else 10_000, mid}):
                 self.sdk_state(n)
+        if want("view"):  # issue 22: following chunks through acp_client.view
+            from ._view import run_view
+
+            run_view(self, self.args.data_dir, quick)
 
 
 def _parse_only(values: Sequence[str]) -> set[str]:

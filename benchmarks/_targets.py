@@ -335,6 +335,10 @@ def _issue23(name: str) -> Callable[[Path, int, bool], Result]:
             return _whole.target_replay_wire(path, repeat, use_gc, clock)
         if name == "sdk-state":
             return _whole.target_sdk_state(path, repeat, use_gc, clock)
+        if name == "view":
+            from . import _view
+
+            return _view.target_view(path, repeat, use_gc, clock)
         whole: dict[str, Callable[[Path, int, bool], Result]] = {
             "cli-floor": _whole.target_cli_floor,
             "import": _whole.target_import,
@@ -357,7 +361,7 @@ TARGETS: dict[str, Callable[[Path, int, bool], Result]] = {
     "replay": target_replay,
     **{
         name: _issue23(name)
-        for name in ("replay-wire", "sdk-state", "cli-floor", "import", "example", "jobs")
+        for name in ("replay-wire", "sdk-state", "cli-floor", "import", "example", "jobs", "view")
     },
 }
 
