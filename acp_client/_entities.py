@@ -154,10 +154,39 @@ class _Entity:
         """The absolute index of the first block (bytes: offset of the first byte) kept."""
 
 
-class _Blocks(_Entity):
+class _Window(_Entity):
+    """An entity whose ``_content`` has absolute indices (docs/events.md, E6)."""
+
+    __slots__ = ()
+    _content: list[Any]
+    _as_block = False  # stored plain text comes back as a TextContent
+
+    @property
+    def content_start(self) -> int:
+        """The absolute index of the first item of ``content`` (docs/events.md, E6)."""
+        return self.base
+
+    @property
+    def content_end(self) -> int:
+        """The absolute index after the last item: every item ever appended is counted."""
+        return self.base + len(self._content)
+
+    def content_since(self, index: int) -> ContentRead:
+        """The items from the absolute ``index`` on; costs the number of items returned.
+
+        Raises:
+            ValueError: ``index`` is negative or past :attr:`content_end`.
+        """
+        first, pos, end = _since(self._content, self.base, index, "content_since")
+        items = self._content[pos:]
+        return ContentRead(list(map(text_block, items)) if self._as_block else items, first, end)
+
+
+class _Blocks(_Window):
     """A message-like entity's content: blocks as received, plain text kept as ``str``."""
 
     __slots__ = ("_content", "chunk_meta")
+    _as_block = True
 
     def __init__(self, ordinal: int) -> None:
         super().__init__(ordinal)
@@ -168,25 +197,6 @@ class _Blocks(_Entity):
     def content(self) -> ListView[s.ContentBlock]:
         """The content blocks, as received (adjacent text blocks are not merged)."""
         return ListView(self._content, text_block)
-
-    @property
-    def content_start(self) -> int:
-        """The absolute index of the first block of :attr:`content` (docs/events.md, E6)."""
-        return self.base
-
-    @property
-    def content_end(self) -> int:
-        """The absolute index after the last block: every block ever appended is counted."""
-        return self.base + len(self._content)
-
-    def content_since(self, index: int) -> ContentRead:
-        """The blocks from the absolute ``index`` on; costs the number of blocks returned.
-
-        Raises:
-            ValueError: ``index`` is negative or past :attr:`content_end`.
-        """
-        first, pos, end = _since(self._content, self.base, index, "content_since")
-        return ContentRead(list(map(text_block, self._content[pos:])), first, end)
 
     def text(self) -> str:
         """The message's text for display: its text blocks joined."""
@@ -228,7 +238,7 @@ class MessageState(_Blocks):
         return f"MessageState({self.role!r}, {self.message_id!r}, blocks={len(self._content)})"
 
 
-class ToolCallState(_Entity):
+class ToolCallState(_Window):
     """A tool call keyed by ``toolCallId``, with the agent's stored fields.
 
     ``kind`` and ``status`` are ``None`` when unset or reset (displayed ``other`` and
@@ -277,25 +287,6 @@ class ToolCallState(_Entity):
     def content(self) -> ListView[s.ToolCallContent]:
         """The content items (content blocks, diffs, terminal anchors, unknown raw items)."""
         return ListView(self._content)
-
-    @property
-    def content_start(self) -> int:
-        """The absolute index of the first item of :attr:`content` (docs/events.md, E6)."""
-        return self.base
-
-    @property
-    def content_end(self) -> int:
-        """The absolute index after the last item: every item ever appended is counted."""
-        return self.base + len(self._content)
-
-    def content_since(self, index: int) -> ContentRead:
-        """The content items from the absolute ``index`` on (as ``MessageState``'s).
-
-        Raises:
-            ValueError: ``index`` is negative or past :attr:`content_end`.
-        """
-        first, pos, end = _since(self._content, self.base, index, "content_since")
-        return ContentRead(self._content[pos:], first, end)
 
     @property
     def locations(self) -> ListView[s.ToolCallLocation]:

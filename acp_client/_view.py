@@ -14,7 +14,7 @@ terminals and plans a replay took away (E4); ``created=True`` inserts a row at t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from . import _events as ev
 from . import _schema as s
@@ -25,6 +25,7 @@ from ._entities import (
     TerminalState,
     ToolCallState,
 )
+from ._offsets import ContentRead, TerminalRead
 from ._session import Session
 from ._timeline import Timeline
 
@@ -92,6 +93,29 @@ class TerminalView:
         return f"TerminalView({self.terminal_id!r}, bytes={len(self.data)})"
 
 
+H = TypeVar("H", list[Any], bytearray)
+
+
+def _advance(
+    held: H, start: int, read: ContentRead | TerminalRead, new: Any, window: int
+) -> tuple[H, int]:
+    """What a row holds from ``start`` on, after a delta ``read`` (``new``: its items).
+
+    The row appends what is new, or starts again from it when what lay between is gone
+    (``read.start`` past the row's end); then drops what lies before the entity's
+    retained ``window`` start (E5, E6).
+    """
+    if read.start > start + len(held):
+        held, start = type(held)(new), read.start
+    elif new:
+        held += new
+    cut = window - start
+    if cut > 0:
+        del held[:cut]
+        start += cut
+    return held, start
+
+
 def _sync_blocks(
     row: EntryView, entity: MessageState | SessionMessageState | ToolCallState
 ) -> None:
@@ -100,17 +124,8 @@ def _sync_blocks(
         row.entity = entity
         row.blocks = []
         row.start = 0
-    end = row.start + len(row.blocks)
-    read = entity.content_since(end)
-    if read.start > end:  # what the row held is gone (replaced or cleared)
-        row.blocks = read.blocks
-        row.start = read.start
-    elif read.blocks:
-        row.blocks += read.blocks
-    cut = entity.content_start - row.start
-    if cut > 0:
-        del row.blocks[:cut]
-        row.start += cut
+    read = entity.content_since(row.start + len(row.blocks))
+    row.blocks, row.start = _advance(row.blocks, row.start, read, read.blocks, entity.base)
 
 
 def _sync_terminal(row: TerminalView, term: TerminalState) -> None:
@@ -119,17 +134,8 @@ def _sync_terminal(row: TerminalView, term: TerminalState) -> None:
         row.entity = term
         row.data = bytearray()
         row.start = 0
-    end = row.start + len(row.data)
-    read = term.read(end)
-    if read.start > end:  # the bytes in between are gone: retention, or a snapshot
-        row.data = bytearray(read.data)
-        row.start = read.start
-    elif read.data:
-        row.data += read.data
-    cut = term.start - row.start
-    if cut > 0:
-        del row.data[:cut]
-        row.start += cut
+    read = term.read(row.start + len(row.data))
+    row.data, row.start = _advance(row.data, row.start, read, read.data, term.start)
     row.command = term.command
     row.exit_status = term.exit_status
     row.version = term.version
