@@ -510,3 +510,22 @@ def _decoder() -> Any:
         return dec.decode(_ENC.encode(update(upd))).params.update
 
     return one
+
+
+def test_e4_a_child_joining_its_parents_replay_keeps_its_last_entries_in_the_view() -> None:
+    """P16: the entries a child keeps are its last ones; they move to the front."""
+    from test_preview_replay import MARKER, C, S, child_setup, preview_log, resume
+
+    log = preview_log()
+    child_setup(log)
+    view = ConversationView(log.conn)
+    start = len(log.events)
+    resume(log)
+    log.upd(msg("agent", "c1", content=[text("early")]), sid=C)  # after the request
+    log.upd({"sessionUpdate": "subagent_update", "sessionId": C}, sid=S)
+    log.upd(MARKER, sid=C)
+    new = log.events[start:]
+    assert events.EntriesRemoved(C, 0, 1, "replay") in new  # c0 left, c1 stayed
+    view.apply_all(new)
+    assert [row.key for row in view.sessions[C].entries] == [("agent", "c1")]
+    assert_view_is_the_snapshot(log.conn, view)
