@@ -147,6 +147,34 @@ def test_e8_a_view_kept_by_events_equals_the_snapshot_after_every_read(
 
 
 @PROPERTY
+@given(
+    conversations(resume=None, max_turns=3, session_messages=True),
+    st.sampled_from([None, 5]),
+    st.lists(st.booleans(), min_size=1),
+)
+def test_e1_e8_a_view_that_folds_late_catches_up(
+    exchange: list[tuple[str, Any]], limit: int | None, folds: list[bool]
+) -> None:
+    """A transport's event stream may lag: the state is then ahead of the events folded
+    (several reads, a replay begun, entries a later read excluded); once every event is
+    folded, the view is the snapshot."""
+    conn = Connection(live=False, terminal_limit=limit)
+    view = ConversationView(conn)
+    waiting: list[Any] = []
+    for n, (direction, item) in enumerate(_runs(exchange)):
+        if direction == "outgoing":
+            waiting += conn.receive_message(item, "outgoing")
+        else:
+            waiting += conn.receive_data(item)
+        if folds[n % len(folds)]:
+            view.apply_all(waiting)
+            waiting.clear()
+            assert_view_is_the_snapshot(conn, view)
+    view.apply_all(waiting)
+    assert_view_is_the_snapshot(conn, view)
+
+
+@PROPERTY
 @given(conversations(resume=True, max_turns=2, session_messages=True), st.sampled_from([None, 3]))
 def test_e4_e7_replays_read_whole_keep_the_view_equal(
     exchange: list[tuple[str, Any]], limit: int | None
