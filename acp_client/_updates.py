@@ -157,8 +157,10 @@ class EntityUpdates:
         if u.extra is not UNSET:
             self.check_shadowed(u.extra, kind, key)
             entity.extra = patch_extra(entity.extra, u.extra)
-        entity.last_changed = self.tl.ordinal
-        self.tl.stamp(entity)
+        tl = self.tl
+        entity.last_changed = tl.ordinal
+        tl.changes += 1  # Timeline.stamp, inline: every upsert passes here (E1)
+        entity.version = tl.changes
 
     def _check_item(self, item: Any) -> None:
         """R22, A15, A24: a terminal reference creates it; a diff's paths are absolute."""
