@@ -381,7 +381,7 @@ class PromptAccepted(_RequestEvent, frozen=True):
 class PromptRejected(_RequestEvent, frozen=True):
     """The prompt was not inserted (error response)."""
 
-    error: Any
+    error: s.Error
 
 
 class PromptEchoed(_RequestEvent, frozen=True):
@@ -425,14 +425,14 @@ class ResponseReceived(Event, frozen=True):
     request_id: int | str
     method: str
     result: Any
-    error: Any
+    error: s.Error | None
     session_id: str | None
 
 
 class UnmatchedResponseReceived(Event, frozen=True):
     """A response whose request is unknown (kept raw, with a diagnostic)."""
 
-    message: Any
+    message: s.Response | s.ErrorResponse
 
 
 class InvalidMessageReceived(Event, frozen=True):
