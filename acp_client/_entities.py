@@ -158,8 +158,12 @@ class _Window(_Entity):
     """An entity whose ``_content`` has absolute indices (docs/events.md, E6)."""
 
     __slots__ = ()
-    _content: list[Any]
     _as_block = False  # stored plain text comes back as a TextContent
+    _window = "_content"  # the attribute holding the list
+
+    def _items(self) -> list[Any]:
+        items: list[Any] = getattr(self, self._window)
+        return items
 
     @property
     def content_start(self) -> int:
@@ -169,7 +173,7 @@ class _Window(_Entity):
     @property
     def content_end(self) -> int:
         """The absolute index after the last item: every item ever appended is counted."""
-        return self.base + len(self._content)
+        return self.base + len(self._items())
 
     def content_since(self, index: int) -> ContentRead:
         """The items from the absolute ``index`` on; costs the number of items returned.
@@ -177,8 +181,9 @@ class _Window(_Entity):
         Raises:
             ValueError: ``index`` is negative or past :attr:`content_end`.
         """
-        first, pos, end = _since(self._content, self.base, index, "content_since")
-        items = self._content[pos:]
+        items = self._items()
+        first, pos, end = _since(items, self.base, index, "content_since")
+        items = items[pos:]
         return ContentRead(list(map(text_block, items)) if self._as_block else items, first, end)
 
 
@@ -490,11 +495,17 @@ class PlanState:
         return f"PlanState({self.plan_id!r})"
 
 
-class CompactionState(_Entity):
-    """A compaction timeline entry keyed by ``compactionId``."""
+class CompactionState(_Window):
+    """A compaction timeline entry keyed by ``compactionId``.
+
+    Its summary blocks have absolute indices as a message's content (E6):
+    :meth:`summary_since` (also spelled ``content_since``).
+    """
 
     __slots__ = ("_summary", "chunk_meta", "compaction_id", "error", "status")
     entry = "compaction"
+    _window = "_summary"
+    summary_since = _Window.content_since
 
     def __init__(self, compaction_id: str, ordinal: int) -> None:
         super().__init__(ordinal)

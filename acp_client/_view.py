@@ -117,7 +117,7 @@ def _advance(
 
 
 def _sync_blocks(
-    row: EntryView, entity: MessageState | SessionMessageState | ToolCallState
+    row: EntryView, entity: MessageState | SessionMessageState | ToolCallState | CompactionState
 ) -> None:
     """Bring ``row.blocks`` to the entity's content, copying only what is new (E6)."""
     if row.entity is not entity:  # a new entity for the key (a replay): start again
@@ -258,9 +258,8 @@ class SessionView:
             _sync_blocks(row, call)
         elif kind == "compaction":
             comp: CompactionState = entity
-            row.entity = comp
             row.fields = {"status": comp.status, "error": comp.error}
-            row.blocks = list(comp.summary)
+            _sync_blocks(row, comp)
         else:
             _sync_blocks(row, entity)
         row.excluded = entity.excluded

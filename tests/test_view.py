@@ -432,6 +432,21 @@ def test_e6_content_since_counts_every_block_and_a_replacement_starts_after() ->
         message.content_since(5)
 
 
+def test_e6_a_compaction_summary_has_the_same_indices() -> None:
+    session = Session(SID)
+    decoder = _decoder()
+    summary = {"sessionUpdate": "compaction_summary_chunk", "compactionId": "k"}
+    for piece in ("a", "b"):
+        session.apply(decoder({**summary, "content": text(piece)}))
+    update = {"sessionUpdate": "compaction_update", "compactionId": "k", "status": "completed"}
+    session.apply(decoder({**update, "summary": [text("short")]}))
+    compaction = session.compactions["k"]
+    assert compaction.summary_since(0) == ContentRead([s.TextContent(text="short")], 2, 3)
+    view = SessionView(session)
+    assert view.entries[0].blocks == [s.TextContent(text="short")]
+    assert view.entries[0].fields == {"status": "completed", "error": None}
+
+
 def test_e6_the_replace_then_append_read_gives_the_right_text() -> None:
     """The issue's wrong texts: one read with a chunk, a replacing upsert and chunks."""
     conn = ready(SID)
