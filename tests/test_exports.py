@@ -94,7 +94,8 @@ PINNED = {
         "EntriesChanged", "EntriesRemoved",
     },
     "acp_client.transport": {
-        "AgentConnection", "AgentError", "AgentExited", "EventStream", "PermissionHandler",
+        "AgentConnection", "AgentError", "AgentExited", "AgentNotReading", "DEFAULT_MAX_UNSENT",
+        "EventStream", "PermissionHandler",
         "PromptHandle", "RecordingError", "RequestFailed", "RequestHandler", "RequestTimeout",
         "allow_once", "open_agent", "reject",
     },
