@@ -145,13 +145,9 @@ class _Entity:
         self.meta: dict[str, Any] | None = None
         self.extra: dict[str, Any] | None = None
         self.excluded = False
-        self.version = 0
-        """Grows with every change of the entity: the session's change count at its last
-        change, so it never repeats for one key, replays included (docs/events.md, E1)."""
-        self.index = -1
-        """The entity's position in its session's timeline (``-1``: not a timeline entry)."""
-        self.base = 0
-        """The absolute index of the first block (bytes: offset of the first byte) kept."""
+        # docs/events.md: the session's change count at the last change (E1), the place in
+        # the timeline (E2; -1: none), the absolute index of the first item or byte (E5, E6)
+        self.version, self.index, self.base = 0, -1, 0
 
 
 class _Window(_Entity):
@@ -430,6 +426,11 @@ class TerminalState(_Entity):
         if since > first:
             first = since
         return TerminalRead(bytes(memoryview(self._buf)[first - self.base :]), first, end)
+
+    @property
+    def received_bytes(self) -> int:
+        """Bytes kept and dropped: ``len(output) + truncated_bytes``, without the copy."""
+        return len(self._buf) + self._dropped
 
     @property
     def truncated_bytes(self) -> int:

@@ -15,9 +15,11 @@ from acp_client import (
     PermissionState,
     Role,
     Session,
+    SessionSummary,
     TerminalState,
     TimelineEntry,
     replay_log,
+    summarize_many,
 )
 from acp_client import schema as s
 from acp_client.events import Event, MessageChunkAppended
@@ -86,3 +88,13 @@ def view(conn: Connection, event: MessageChunkAppended, terminal: TerminalState)
     message = conn.session("s1").message("agent", "m1")
     if message is not None:
         assert_type(message.content_since(0), ContentRead)
+
+
+def fleet() -> None:
+    """Summary rows are typed field by field."""
+    rows = summarize_many(["logs/"], jobs=2)
+    assert_type(rows, list[SessionSummary])
+    assert_type(rows[0].stop_reasons, dict[str, int])
+    assert_type(rows[0].session_id, str | None)
+    assert_type(rows[0].first_time, float | None)
+    assert_type(rows[0].complete, bool)
