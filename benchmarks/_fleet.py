@@ -1,9 +1,9 @@
 """The ``summarize`` figure of issue 25: ``summarize_many`` over a fleet of small logs with
 ``jobs=1``, ``jobs=2`` and a two-worker ``dask.distributed`` LocalCluster, in one run.
 
-The fleet is the harness's generated log (both directions, ``acp-client`` format) linked
-``count`` times into a temporary folder: the same work per file as distinct logs, read
-through the page cache. Wall clock always (CPU time cannot show a parallel gain); each
+The fleet is ``count`` distinct generated logs (both directions, ``acp-client`` format, each
+of the template log's size and a seed of its own) written into a temporary folder before
+anything is timed, so they are read through the page cache. Wall clock always (CPU time cannot show a parallel gain); each
 configuration's best of ``repeat``, alternating; the cluster's start-up is timed on its own
 and not counted. The three results must be equal, row for row.
 """
@@ -11,7 +11,6 @@ and not counted. The three results must be equal, row for row.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -23,8 +22,12 @@ QUICK_FLEET = 100
 
 
 def target_summarize(path: Path, repeat: int, count: int = FLEET) -> Result:
-    """Seconds for ``summarize_many`` of ``count`` copies of ``path`` three ways."""
+    """Seconds for ``summarize_many`` of ``count`` logs like ``path`` three ways."""
     from acp_client import summarize_many
+
+    from ._generate import write_log
+
+    updates = sum(1 for line in path.open("rb") if b'"session/update"' in line)
 
     try:
         import distributed
@@ -34,10 +37,8 @@ def target_summarize(path: Path, repeat: int, count: int = FLEET) -> Result:
     with tempfile.TemporaryDirectory() as folder:
         for i in range(count):
             target = Path(folder) / f"log{i:04}.jsonl"
-            try:
-                os.link(path, target)
-            except OSError:
-                shutil.copyfile(path, target)
+            write_log(target, updates, seed=1000 + i, fmt="acp-client", full=True)
+        size = sum(p.stat().st_size for p in Path(folder).iterdir())
         times: dict[str, list[float]] = {"jobs1": [], "jobs2": [], "dask": []}
         results: dict[str, Any] = {}
 
@@ -72,7 +73,7 @@ def target_summarize(path: Path, repeat: int, count: int = FLEET) -> Result:
     out: Result = {
         "logs": count,
         "rows": len(rows),
-        "bytes": path.stat().st_size * count,
+        "bytes": size,
         "jobs1": min(times["jobs1"]),
         "jobs2": min(times["jobs2"]),
         "dask": min(times["dask"]) if times["dask"] else None,

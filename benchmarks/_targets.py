@@ -376,7 +376,7 @@ def _issue23(name: str) -> Callable[[Path, int, bool], Result]:
 
 
 def target_summarize(path: Path, repeat: int, use_gc: bool) -> Result:
-    """``summarize_many`` of 1,000 copies of the log: jobs 1, jobs 2, a LocalCluster."""
+    """``summarize_many`` of 1,000 logs like this one: jobs 1, jobs 2, a LocalCluster."""
     from . import _fleet
 
     count = int(os.environ.get("ACP_BENCH_FLEET", _fleet.FLEET))
