@@ -5,7 +5,8 @@ The fleet is ``count`` distinct generated logs (both directions, ``acp-client`` 
 of the template log's size and a seed of its own) written into a temporary folder before
 anything is timed, so they are read through the page cache. Wall clock always (CPU time
 cannot show a parallel gain); each configuration's best of ``repeat``, alternating; the
-cluster's start-up is timed on its own and not counted. The three results must be equal, row for row.
+cluster's start-up is timed on its own and not counted. The three results must be equal,
+row for row.
 """
 
 from __future__ import annotations
