@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import msgspec
 
@@ -23,6 +23,9 @@ from ._schema import Error
 from ._schema import UpdateSessionNotification as _Params
 from ._updates import runs_of
 from ._v1.logswitch import AdapterOrigin, LogSwitch
+
+if TYPE_CHECKING:
+    from .logs._source import ReadLimits
 
 __all__ = ["FailedRequest", "ReplayResult", "Replayer", "replay_log"]
 
@@ -363,6 +366,7 @@ def replay_log(
     terminal_limit: int | None = None,
     progress: Callable[[int], None] | None = None,
     unstable: Collection[str] = (),
+    **limits: Unpack[ReadLimits],
 ) -> ReplayResult:
     r"""Replay a stored log (any format of LOG-FORMATS.md, gzip or not) into state.
 
@@ -370,6 +374,9 @@ def replay_log(
     With ``strict`` the replay stops at the first error diagnostic (of the reader or of
     the state rules). ``progress`` is called now and then with the number of records read.
     ``unstable`` opts the sessions into unstable features (see :class:`Connection`).
+    ``limits`` are the reader's (``max_line``, ``max_document``, ``max_decompressed``,
+    ``max_ratio``: see :class:`~acp_client.logs.LogReader`); reaching one is a diagnostic,
+    and a limit that ends reading makes the result not :attr:`~ReplayResult.ok`.
 
     Example:
         >>> from acp_client import replay_log
@@ -391,6 +398,7 @@ def replay_log(
         direction=direction,
         sides=sides,
         unstable=unstable,
+        **limits,
     )
 
 

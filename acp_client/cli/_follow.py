@@ -161,6 +161,7 @@ class _Follower:
             perspective=options["perspective"],
             direction=options["direction"],
             sides=options["sides"],
+            **{k: v for k, v in options.items() if k.startswith("max_")},
         )
         self.replayer = Replayer(
             protocol=options["protocol"],

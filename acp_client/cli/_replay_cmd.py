@@ -13,6 +13,7 @@ from typing import Any
 
 from acp_client._many import spread
 from acp_client._replay import ReplayResult, iter_kinds, replay_log
+from acp_client.logs._records import FATAL_CODES as _FATAL_CODES
 
 from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, UsageError, dump_json
 from ._stream import with_failed_requests
@@ -20,7 +21,6 @@ from ._values import removed_plans
 
 __all__ = ["replay_command"]
 
-_FATAL_CODES = frozenset({"unsupported-compression", "gzip-error", "no-format-detected"})
 _PROGRESS_BYTES = 8 * 1024 * 1024
 _EXTRAS = "renderExtras"  # what only the rendered view shows, carried beside the snapshot
 _PAGE = "pageExtras"  # what the --html page shows beside the snapshot
@@ -105,6 +105,11 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "protocol": args.protocol,
         "terminal_limit": args.terminal_limit,
         "unstable": tuple(args.unstable),
+        **{
+            limit: value
+            for limit in ("max_line", "max_document", "max_decompressed")
+            if (value := getattr(args, limit)) is not None
+        },
     }
 
 

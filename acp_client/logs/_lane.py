@@ -65,21 +65,23 @@ class FastLane:
 
     def lines(self, reader: LogReader, lines: list[bytes]) -> None:
         """Read ``lines``: runs through the lane where it is open, the rest per record."""
-        marks = [_MARK in line for line in lines]
         slow = reader._slow_lines
+        if lines.count(b"") * 2 > len(lines):
+            slow(lines)  # mostly blank lines: cheaper there
+            return
+        marks = [_MARK in line for line in lines]
         i, n = 0, len(lines)
         while i < n:
-            try:
-                j = marks.index(False, i)
-            except ValueError:
-                j = n
-            taken = self._run(reader, lines[i:j]) if j - i > 1 else False
-            if taken:
-                i = j
-                continue
-            if taken is None:  # the version waits for a record: this one, then the lane again
-                j = i + 1
-            k = j + 1 if j == i else j  # one other line, or a run the lane did not take
+            if marks[i]:
+                j = _index(marks, False, i, n)
+                taken = self._run(reader, lines[i:j]) if j - i > 1 else False
+                if taken:
+                    i = j
+                    continue
+                # the version waits for a record: this one, then the lane again; else the run
+                k = i + 1 if taken is None else j
+            else:
+                k = _index(marks, True, i, n)  # the other lines, up to the next notification
             slow(lines[i:k])
             if reader.in_document:
                 slow(lines[k:])  # document mode (1.2) takes the rest
@@ -104,6 +106,14 @@ class FastLane:
             return False
         sink.apply_updates(reader.skip_lines(len(run)), notes)
         return True
+
+
+def _index(marks: list[bool], value: bool, start: int, end: int) -> int:
+    """The first index from ``start`` whose mark is ``value`` (``end`` if none)."""
+    try:
+        return marks.index(value, start)
+    except ValueError:
+        return end
 
 
 def _decode(shape: str, run: list[bytes]) -> list[Any] | None:
