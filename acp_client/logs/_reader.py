@@ -22,7 +22,7 @@ input or bytes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -282,22 +282,19 @@ class LogReader:
 
     def _marked_lines(self, lines: Lines) -> None:
         """Lines among which a line over ``max_line`` may be a marker (1.12)."""
-        start = 0
-        for index, line in enumerate(lines):
-            if type(line) is LineTooLong:
-                self._lines(lines[start:index])  # type: ignore[arg-type]  # no marker
-                self._too_long(line)
-                start = index + 1
-        self._lines(lines[start:] if start else lines)  # type: ignore[arg-type]
+        for part in _segments(lines):
+            if isinstance(part, LineTooLong):
+                self._too_long(part)
+            else:
+                self._lines(part)
 
     def _too_long(self, marker: LineTooLong) -> None:
         """A line over ``max_line``: skipped (never held), reported; resume after its LF."""
         self._lineno += 1
         self._nonblank = True
-        limit = self._bytes.max_line
-        message = f"a line of {marker.size:,} bytes, over the limit of max_line={limit:,}; skipped"
+        message = f"a line of {marker.size:,} bytes, over max_line={self._bytes.max_line:,}"
         if self._mode != "document":
-            self.error("line-too-long", self._lineno, message)
+            self.error("line-too-long", self._lineno, f"{message}; skipped")
             return
         self._read_document(cut=True)  # the records before it, then the document ends
         self.error("line-too-long", self._lineno, f"{message}: the document ends here")
@@ -535,3 +532,14 @@ class LogReader:
         self._fatal = True
         self.push(Diagnostic(code=code, message=message, severity="error", line=line))
         raise _Fatal
+
+
+def _segments(lines: Lines) -> Iterator[list[bytes] | LineTooLong]:
+    """The runs of lines between the markers of lines over the limit, and the markers."""
+    start = 0
+    for index, line in enumerate(lines):
+        if type(line) is LineTooLong:
+            yield lines[start:index]  # type: ignore[misc]  # no marker in it
+            yield line
+            start = index + 1
+    yield lines[start:] if start else lines  # type: ignore[misc]
