@@ -331,3 +331,39 @@ def test_a_failed_initialize_is_in_the_json(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["failedRequests"] == [
         {"line": 2, "method": "initialize", "error": {"code": -32603, "message": "no model"}}
     ]
+
+
+def test_folder_replay_reports_an_unreadable_folder_as_an_unreadable_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A folder replay used to pass over a folder it could not list and exit 0 (an unreadable
+    # file exits 3). Tests may run as root, where chmod does not bite: the listing fails here.
+    from acp_client.cli import main
+
+    _log(tmp_path)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    _log(locked, "inside.jsonl")
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if os.fspath(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(locked))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert main(["replay", "--stats", "--json", str(tmp_path)]) == 3
+    out, err = capsys.readouterr()
+    assert f"cannot read {locked}: Permission denied" in err
+    assert [json.loads(line)["file"] for line in out.splitlines()] == [str(tmp_path / "log.jsonl")]
+
+
+def test_folder_replay_reports_a_link_to_nothing_and_skips_a_fifo(tmp_path: Path) -> None:
+    _log(tmp_path)
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    os.mkfifo(tmp_path / "pipe.jsonl")  # opening it would wait for a writer forever
+    out = cli("replay", "--stats", "--json", str(tmp_path))
+    assert out.returncode == 3
+    err = out.stderr.decode()
+    assert "gone.jsonl: a link to nothing" in err and "skipped 1 file" in err
+    assert len(out.stdout.splitlines()) == 1

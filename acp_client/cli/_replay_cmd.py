@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from acp_client._many import spread
 from acp_client._replay import ReplayResult, iter_kinds, replay_log
@@ -61,26 +61,47 @@ def looks_like_log(path: Path) -> bool:
     return head[:1] in (b"{", b"[")
 
 
-def _expand(logs: list[str]) -> tuple[list[str], list[str]]:
+class _Found(NamedTuple):
+    """What the logs named hold: the logs, the files skipped, what could not be read."""
+
+    logs: list[str]
+    skipped: list[str]
+    unreadable: list[tuple[str, str]]  # (path, why): folders, and links that lead nowhere
+
+
+def _expand(logs: list[str]) -> _Found:
     """The logs named: files as given, and the files in folders that look like logs.
 
-    Returns them with the files of those folders that were skipped.
+    Hidden files and folders (``.git``, ``.cache`` ...) are passed over; a folder that cannot
+    be listed and a link that leads nowhere are reported (exit 3), as a file that cannot be
+    read is; what is neither a file nor a folder (a FIFO, a socket) is skipped, never opened.
     """
-    out: list[str] = []
-    skipped: list[str] = []
+    found = _Found([], [], [])
     for item in logs:
-        path = Path(item)
-        if item != "-" and path.is_dir():
-            # every file below the folder, but hidden files and folders (.git, .cache ...)
-            for found in sorted(path.rglob("*")):
-                if not found.is_file() or any(
-                    part.startswith(".") for part in found.relative_to(path).parts
-                ):
-                    continue
-                (out if looks_like_log(found) else skipped).append(str(found))
+        if item != "-" and os.path.isdir(item):
+            _walk(item, found)
         else:
-            out.append(item)
-    return out, skipped
+            found.logs.append(item)
+    return found
+
+
+def _walk(top: str, found: _Found) -> None:
+    def unreadable(exc: OSError) -> None:
+        name = exc.filename if isinstance(exc.filename, str) else top
+        found.unreadable.append((name, str(exc.strerror or exc)))
+
+    entries: list[str] = []
+    for folder, dirs, files in os.walk(top, onerror=unreadable):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        entries += (os.path.join(folder, f) for f in files if not f.startswith("."))
+    for name in sorted(entries):
+        path = Path(name)
+        if path.is_file():
+            (found.logs if looks_like_log(path) else found.skipped).append(name)
+        elif path.is_symlink() and not path.exists():
+            found.unreadable.append((name, "a link to nothing"))
+        else:
+            found.skipped.append(name)
 
 
 def _say_skipped(skipped: list[str]) -> None:
@@ -257,8 +278,10 @@ def _fatal_message(payload: Any) -> str | None:
 
 def replay_command(args: argparse.Namespace) -> int:
     """Run ``acp-client replay`` with parsed arguments; return the exit status."""
-    logs, skipped = _expand(args.logs) if args.logs else ([""], [])
+    logs, skipped, unreadable = _expand(args.logs) if args.logs else _Found([""], [], [])
     _say_skipped(skipped)
+    for name, why in unreadable:
+        sys.stderr.write(f"acp-client replay: cannot read {_safe(name)}: {_safe(why)}\n")
     if not logs:
         sys.stderr.write("acp-client replay: no log files found\n")
         return EXIT_UNREADABLE
@@ -285,7 +308,8 @@ def replay_command(args: argparse.Namespace) -> int:
         results = spread(work, logs, jobs)
     else:
         results = [_replay_one(name, options, mode) for name in logs]
-    return _output(results, args, mode)
+    status = _output(results, args, mode)
+    return max(status, EXIT_UNREADABLE) if unreadable else status
 
 
 def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode: str) -> int:
