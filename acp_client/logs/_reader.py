@@ -326,6 +326,9 @@ class LogReader:
             self._lineno += len(lines)
             self._collect(lines)
             return
+        if lines and not lines[0] and not any(lines):  # only blank lines (1.1): counted
+            self._lineno += len(lines)
+            return
         rest: list[bytes] = []
         decode = decode_plain
         decode_error = _UNDECODABLE
