@@ -367,3 +367,30 @@ def test_folder_replay_reports_a_link_to_nothing_and_skips_a_fifo(tmp_path: Path
     err = out.stderr.decode()
     assert "gone.jsonl: a link to nothing" in err and "skipped 1 file" in err
     assert len(out.stdout.splitlines()) == 1
+
+
+def test_replay_of_dev_zero_ends_with_a_reason_and_status_3() -> None:
+    # /dev/zero used to exhaust memory and end in a MemoryError traceback, exit 1
+    out = cli("replay", "--max-line", "4096", "/dev/zero")
+    assert out.returncode == 3
+    (line,) = out.stderr.decode().splitlines()
+    assert line.startswith("acp-client replay: /dev/zero: runaway-line: no line break in ")
+    assert "max_line=4,096" in line
+
+
+def test_replay_limits_from_the_command_line(tmp_path: Path) -> None:
+    log = _log(tmp_path, text="x" * 3000)
+    out = cli("replay", "--json", "--max-line", "1000", str(log))
+    assert out.returncode == 0
+    diagnostics = json.loads(out.stdout)["diagnostics"]
+    assert [d["code"] for d in diagnostics] == ["line-too-long"]
+    doc = tmp_path / "zed.json"
+    entry = {"_direction": "incoming", "_type": "notification", "method": "x", "params": {}}
+    doc.write_text(json.dumps([entry] * 200, indent=2))
+    out = cli("replay", "--stats", "--json", "--max-document", "2000", str(doc))
+    assert out.returncode == 3 and b"document-too-large" in out.stderr
+    gz = tmp_path / "big.jsonl.gz"
+    gz.write_bytes(gzip.compress(log.read_bytes() + b"\n" * 100_000))
+    out = cli("replay", "--stats", "--json", "--max-decompressed", "1000", str(gz))
+    assert out.returncode == 3 and b"decompressed-too-large" in out.stderr
+    assert cli("replay", "--max-line", "0", str(log)).returncode == 2
