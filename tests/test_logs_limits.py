@@ -18,24 +18,14 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_logs_input import INIT, INIT_OK, UPDATE, jl
 
 from acp_client import replay_log
 from acp_client.logs import LogReader, read_log
 from acp_client.logs import _reader as reader_module
 from acp_client.logs._input import ByteLines
 
-INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2}}
-INIT_OK = {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 2}}
-UPDATE = {
-    "jsonrpc": "2.0",
-    "method": "session/update",
-    "params": {"sessionId": "s", "update": {"sessionUpdate": "state_update", "state": "idle"}},
-}
 ZED = {"_direction": "incoming", "_type": "notification", "method": "x", "params": {"n": 1}}
-
-
-def jl(*values: Any) -> bytes:
-    return b"".join(json.dumps(v).encode() + b"\n" for v in values)
 
 
 def where(result: Any) -> list[tuple[str, int | None]]:
