@@ -97,14 +97,9 @@ class LogReader:
             request/response pairing for that format.
         sides: ``{method: "agent" | "client"}`` entries added to or overriding
             :data:`METHOD_SIDES` (``--side METHOD=agent|client``).
-        max_line: the longest line read, in bytes; a longer one is skipped without being
-            held (``line-too-long``), one without a line break for 16 times as long ends
-            reading (``runaway-line``, fatal).
-        max_document: the largest input read whole as one JSON document (1.2); a larger one
-            ends reading (``document-too-large``, fatal) after the records before the limit.
-        max_decompressed, max_ratio: gzip output may pass neither ``max_decompressed`` bytes
-            nor ``max_ratio`` times the compressed bytes read, whichever allows more
-            (``decompressed-too-large``, fatal).
+        max_line, max_document, max_decompressed, max_ratio: the limits of LOG-FORMATS.md
+            1.12: the longest line, the largest document read whole (1.2), and how far gzip
+            input may expand (bytes, or times the compressed bytes read, whichever is more).
 
     Raises:
         ValueError: an option has a value not listed above.
