@@ -89,7 +89,8 @@ PINNED = {
         "PromptSuggestionsUpdated", "CursorUpserted",
     },
     "acp_client.transport": {
-        "AgentConnection", "AgentError", "AgentExited", "EventStream", "PermissionHandler",
+        "AgentConnection", "AgentError", "AgentExited", "AgentNotReading", "DEFAULT_MAX_UNSENT",
+        "EventStream", "PermissionHandler",
         "PromptHandle", "RecordingError", "RequestFailed", "RequestHandler", "RequestTimeout",
         "allow_once", "open_agent", "reject",
     },
