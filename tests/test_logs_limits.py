@@ -102,6 +102,13 @@ def test_endless_input_after_records_keeps_them() -> None:
     assert where(result) == [("runaway-line", 3)] and result.fatal
 
 
+def test_a_runaway_line_in_gzip_input_keeps_the_records_before_it() -> None:
+    data = gzip.compress(jl(*[INIT] * 50) + b"x" * 100_000)
+    result = read_log(data, max_line=1000)
+    assert [r.line for r in result.records] == list(range(1, 51))
+    assert where(result) == [("runaway-line", 51)] and result.fatal
+
+
 def test_a_line_over_the_limit_inside_a_document_ends_it() -> None:
     text = json.dumps([ZED, ZED], indent=2).encode()
     cut = text.rindex(b'"params"')

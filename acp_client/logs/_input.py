@@ -184,8 +184,9 @@ class ByteLines:
             for piece in self._gunzip.feed(data):
                 yield self._text(piece)
         except InputFatal as exc:
-            self.salvage = self._text(exc.salvaged)
-            self.salvage_last = self._rest()
+            if exc.code != "runaway-line":  # the gzip stream's: keep what it decoded before
+                self.salvage = self._text(exc.salvaged)
+                self.salvage_last = self._rest()
             raise
 
     def close(self) -> tuple[Lines, bytes | LineTooLong | None]:
