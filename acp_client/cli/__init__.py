@@ -1,4 +1,4 @@
-"""The ``acp-client`` command line: ``replay`` stored logs, ``run`` a live agent.
+"""The ``acp-client`` command line: ``replay`` and ``summarize`` stored logs, ``run`` an agent.
 
 Exit codes (also in ``acp-client replay --help`` and the README):
 
@@ -45,7 +45,7 @@ exit status:
   0    done (replay: every log read to its end; run: the last turn ended with end_turn)
   1    replay --strict stopped at the first error diagnostic
   2    wrong usage
-  3    replay: a log could not be read
+  3    replay, summarize: a log could not be read
   4    run: the last turn ended with another stop reason
   5    run: the agent failed, exited or hung
   129  stopped by SIGHUP, 130 interrupted (Ctrl-C), 143 stopped by SIGTERM
@@ -57,6 +57,7 @@ examples:
   acp-client replay --json logs/ > out.ndjson one snapshot per log of a folder, as JSON lines
   acp-client replay --follow --events LOG    a log still being written, one JSON line per change
   acp-client replay LOG --html page.html     the conversation as one self-contained web page
+  acp-client summarize --jobs 0 logs/ --out fleet.parquet   one row per session of every log
   acp-client run --prompt 'hello' -- AGENT   start an agent over stdio and talk to it
 """
 
@@ -234,6 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
         " not with --stats or --follow; exit status as above, 2 if FILE cannot be written",
     )
 
+    from ._summarize_cmd import add_summarize_parser
+
+    add_summarize_parser(commands)
+
     run = commands.add_parser(
         "run",
         help="start an agent, send prompts and show the conversation live",
@@ -403,6 +408,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ._replay_cmd import replay_command
 
             return replay_command(args)
+        if args.command == "summarize":
+            from ._summarize_cmd import summarize_command
+
+            return summarize_command(args)
         from ._run_cmd import run_command
 
         agent = list(args.agent or [])
