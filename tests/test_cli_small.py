@@ -394,3 +394,16 @@ def test_replay_limits_from_the_command_line(tmp_path: Path) -> None:
     out = cli("replay", "--stats", "--json", "--max-decompressed", "1000", str(gz))
     assert out.returncode == 3 and b"decompressed-too-large" in out.stderr
     assert cli("replay", "--max-line", "0", str(log)).returncode == 2
+
+
+def test_a_fleet_summary_gives_a_link_to_nothing_its_error_row(tmp_path: Path) -> None:
+    # the folder walk is shared with summarize_many: what replay reports, it gives a row
+    from acp_client import summarize_many
+
+    _log(tmp_path)
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    rows = summarize_many([tmp_path], jobs=1)
+    assert [(Path(r.path).name, r.error is None) for r in rows] == [
+        ("log.jsonl", True),
+        ("gone.jsonl", False),
+    ]
