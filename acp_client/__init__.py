@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (module ``__getat
     from . import view as view
     from ._codec import Decoder, convert, encode, to_builtins
     from ._connection import Connection, Direction, SentRequest
-    from ._diagnostics import Diagnostic
+    from ._diagnostics import Diagnostic, DiagnosticList
     from ._entities import (
         CompactionState,
         ListView,
@@ -65,6 +65,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Direction": ("._connection", "Direction"),
     "SentRequest": ("._connection", "SentRequest"),
     "Diagnostic": ("._diagnostics", "Diagnostic"),
+    "DiagnosticList": ("._diagnostics", "DiagnosticList"),
     "CompactionState": ("._entities", "CompactionState"),
     "ListView": ("._entities", "ListView"),
     "MessageState": ("._entities", "MessageState"),
@@ -118,6 +119,7 @@ __all__ = [
     "Connection",
     "Decoder",
     "Diagnostic",
+    "DiagnosticList",
     "Direction",
     "FailedRequest",
     "LimitExceeded",

@@ -33,7 +33,7 @@ from . import _events as ev
 from . import _schema as s
 from ._codec import encode
 from ._context import DEFAULT_MAX_SESSIONS, Context, Live, Passive
-from ._diagnostics import Diagnostic
+from ._diagnostics import DEFAULT_MAX_DIAGNOSTICS, Diagnostic, DiagnosticList
 from ._framing import DEFAULT_MAX_LINE, LineTooLong
 from ._inbound import DEFAULT_MAX_BATCH, DEFAULT_MAX_PENDING, Inbound
 from ._limits import DEFAULT_MAX_ENTITIES
@@ -89,6 +89,8 @@ class Connection(Submissions):
             are unknown variants, kept raw. The Preview's stable additions need no opt-in.
         max_batch / max_sessions / max_pending / max_entities: limits (10,000 each; 100,000
             entities per session); what reaching one does: the README's "Hostile input".
+        max_diagnostics: the diagnostics of one code kept in :attr:`diagnostics` (1,000);
+            the later ones are counted in one ``diagnostics-dropped`` diagnostic.
 
     Example:
         >>> from acp_client import Connection
@@ -140,6 +142,7 @@ class Connection(Submissions):
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         max_pending: int = DEFAULT_MAX_PENDING,
         max_entities: int = DEFAULT_MAX_ENTITIES,
+        max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
     ) -> None:
         self.live = live
         # The parts, each with one job; live and passive differ in the mode and preflight.
@@ -150,6 +153,7 @@ class Connection(Submissions):
             unstable=unstable,
             max_sessions=max_sessions,
             max_entities=max_entities,
+            diagnostics=DiagnosticList(max_diagnostics),
         )
         self._ctx: Context = ctx
         self._offer = ctx.offer
@@ -163,6 +167,7 @@ class Connection(Submissions):
         )
         """The client's pre-send checks (C-rules): every sending path goes through it."""
         self.diagnostics: list[Diagnostic] = ctx.notes.diagnostics
+        """What the input broke, in order: a :class:`DiagnosticList` (``max_diagnostics``)."""
         self._sent_events: list[ev.Event] = []
         self._switch = ProtocolSwitch(self, live=live)
         """v1 or v2: decided from ``initialize`` and the traffic; routes v1 (V1-TO-V2.md)."""

@@ -26,7 +26,7 @@ from msgspec import UNSET
 from . import _events as ev
 from . import _schema as s
 from ._checks import elicitation_problem
-from ._diagnostics import Diagnostic
+from ._diagnostics import Diagnostic, DiagnosticList
 from ._errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, LimitExceeded
 from ._limits import DEFAULT_MAX_ENTITIES
 from ._prompts import PermissionState, PromptState
@@ -70,8 +70,10 @@ class Notes:
 
     __slots__ = ("diagnostics", "line")
 
-    def __init__(self) -> None:
-        self.diagnostics: list[Diagnostic] = []
+    def __init__(self, diagnostics: list[Diagnostic] | None = None) -> None:
+        self.diagnostics: list[Diagnostic] = (
+            DiagnosticList() if diagnostics is None else diagnostics
+        )
         self.line: int | None = None
 
     def note(
@@ -224,8 +226,9 @@ class Context:
         unstable: Collection[str] = (),
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         max_entities: int = DEFAULT_MAX_ENTITIES,
+        diagnostics: list[Diagnostic] | None = None,
     ) -> None:
-        self.notes = Notes()
+        self.notes = Notes(diagnostics)
         self.offer = Offer()
         self.sessions = Registry(
             self.notes,

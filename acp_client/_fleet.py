@@ -63,7 +63,8 @@ def summarize_many(
         >>> summarize_many([], jobs=2)
         []
     """
-    logs, _skipped = expand_logs([os.fspath(p) for p in paths])
+    found = expand_logs([os.fspath(p) for p in paths])
+    logs = [*found.logs, *(name for name, _ in found.unreadable)]  # their rows: the error
     total = len(logs)
     counted = [0]
 

@@ -8,9 +8,11 @@ expand folders here.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import NamedTuple
 
-__all__ = ["LOG_SUFFIXES", "expand_logs", "looks_like_log"]
+__all__ = ["LOG_SUFFIXES", "FoundLogs", "expand_logs", "looks_like_log"]
 
 #: What a stored log is called (LOG-FORMATS.md: JSON lines, or one JSON document), gzip or not.
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".jsons", ".json", ".log")
@@ -38,23 +40,46 @@ def looks_like_log(path: Path) -> bool:
     return head[:1] in (b"{", b"[")
 
 
-def expand_logs(logs: list[str]) -> tuple[list[str], list[str]]:
+class FoundLogs(NamedTuple):
+    """What the paths named hold: the logs, the files skipped, what could not be read."""
+
+    logs: list[str]
+    skipped: list[str]
+    unreadable: list[tuple[str, str]]
+    """``(path, why)``: a folder that cannot be listed, a link that leads nowhere."""
+
+
+def expand_logs(logs: list[str]) -> FoundLogs:
     """The logs named: files as given, and the files in folders that look like logs.
 
-    Returns them with the files of those folders that were skipped.
+    Hidden files and folders (``.git``, ``.cache`` ...) are passed over; a folder that cannot
+    be listed and a link that leads nowhere are unreadable (to be reported as a file that
+    cannot be read is: issue 26); what is neither a file nor a folder (a FIFO, a socket) is
+    skipped, never opened.
     """
-    out: list[str] = []
-    skipped: list[str] = []
+    found = FoundLogs([], [], [])
     for item in logs:
-        path = Path(item)
-        if item != "-" and path.is_dir():
-            # every file below the folder, but hidden files and folders (.git, .cache ...)
-            for found in sorted(path.rglob("*")):
-                if not found.is_file() or any(
-                    part.startswith(".") for part in found.relative_to(path).parts
-                ):
-                    continue
-                (out if looks_like_log(found) else skipped).append(str(found))
+        if item != "-" and os.path.isdir(item):
+            _walk(item, found)
         else:
-            out.append(item)
-    return out, skipped
+            found.logs.append(item)
+    return found
+
+
+def _walk(top: str, found: FoundLogs) -> None:
+    def unreadable(exc: OSError) -> None:
+        name = exc.filename if isinstance(exc.filename, str) else top
+        found.unreadable.append((name, str(exc.strerror or exc)))
+
+    entries: list[str] = []
+    for folder, dirs, files in os.walk(top, onerror=unreadable):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        entries += (os.path.join(folder, f) for f in files if not f.startswith("."))
+    for name in sorted(entries):
+        path = Path(name)
+        if path.is_file():
+            (found.logs if looks_like_log(path) else found.skipped).append(name)
+        elif path.is_symlink() and not path.exists():
+            found.unreadable.append((name, "a link to nothing"))
+        else:
+            found.skipped.append(name)

@@ -12,17 +12,20 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import msgspec
 
 from ._connection import Connection
-from ._diagnostics import Diagnostic
+from ._diagnostics import DEFAULT_MAX_DIAGNOSTICS, Diagnostic, DiagnosticList
 from ._events import Event, ResponseReceived
 from ._schema import Error
 from ._schema import UpdateSessionNotification as _Params
 from ._updates import runs_of
 from ._v1.logswitch import AdapterOrigin, LogSwitch
+
+if TYPE_CHECKING:
+    from .logs._source import ReadLimits
 
 __all__ = ["FailedRequest", "ReplayResult", "Replayer", "replay_log"]
 
@@ -77,6 +80,8 @@ class Replayer:
             events and messages of the whole replay.
         unstable: the opt-in (unstable) features the sessions apply, as ``Connection``'s
             (``"prompt_suggestions"``, ``"cursors"``, ``"unknown_state"``).
+        max_diagnostics: the diagnostics of one code kept, by the reader and by the
+            connection (1,000); the later ones are counted (``diagnostics-dropped``).
     """
 
     def __init__(
@@ -87,14 +92,21 @@ class Replayer:
         strict: bool = False,
         provenance: bool = False,
         unstable: Collection[str] = (),
+        max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
     ) -> None:
-        self.connection = Connection(live=False, terminal_limit=terminal_limit, unstable=unstable)
+        self.connection = Connection(
+            live=False,
+            terminal_limit=terminal_limit,
+            unstable=unstable,
+            max_diagnostics=max_diagnostics,
+        )
         self.origins: list[AdapterOrigin] | None = [] if provenance else None
         """With ``provenance``: what the v1 adapter produced, in order (else ``None``)."""
         self.strict = strict
         self.stopped = False
         """``strict`` only: an error diagnostic stopped the replay; later input is ignored."""
-        self.diagnostics: list[Diagnostic] = []
+        self.diagnostics: list[Diagnostic] = DiagnosticList(max_diagnostics)
+        """The reader's and the v1 adapter's diagnostics (``max_diagnostics`` of each code)."""
         self.failed_requests: list[FailedRequest] = []
         """Requests the agent answered with an error, prompts aside, in log order."""
         self._raw_kinds: Counter[str] = Counter()
@@ -387,6 +399,15 @@ class ReplayResult:
         return not self.fatal and not self.stopped_early
 
     @property
+    def dropped_diagnostics(self) -> dict[str, int]:
+        """Diagnostics counted but not kept past ``max_diagnostics``, by code."""
+        dropped: Counter[str] = Counter()
+        for kept in (self.replayer.diagnostics, self.connection.diagnostics):
+            if isinstance(kept, DiagnosticList):
+                dropped += kept.dropped
+        return dict(sorted(dropped.items()))
+
+    @property
     def failed_requests(self) -> list[FailedRequest]:
         """The client's requests the agent answered with an error (prompts aside)."""
         return self.replayer.failed_requests
@@ -408,6 +429,8 @@ def replay_log(
     terminal_limit: int | None = None,
     progress: Callable[[int], None] | None = None,
     unstable: Collection[str] = (),
+    max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
+    **limits: Unpack[ReadLimits],
 ) -> ReplayResult:
     r"""Replay a stored log (any format of LOG-FORMATS.md, gzip or not) into state.
 
@@ -415,6 +438,10 @@ def replay_log(
     With ``strict`` the replay stops at the first error diagnostic (of the reader or of
     the state rules). ``progress`` is called now and then with the number of records read.
     ``unstable`` opts the sessions into unstable features (see :class:`Connection`).
+    ``limits`` are the reader's (``max_line``, ``max_document``, ``max_decompressed``,
+    ``max_ratio``: see :class:`~acp_client.logs.LogReader`); reaching one is a diagnostic,
+    and a limit that ends reading makes the result not :attr:`~ReplayResult.ok`.
+    ``max_diagnostics`` bounds the diagnostics kept of each code (the rest are counted).
 
     Example:
         >>> from acp_client import replay_log
@@ -436,6 +463,8 @@ def replay_log(
         direction=direction,
         sides=sides,
         unstable=unstable,
+        max_diagnostics=max_diagnostics,
+        **limits,
     )
 
 
@@ -447,6 +476,7 @@ def _replay(
     terminal_limit: int | None,
     progress: Callable[[int], None] | None,
     unstable: Collection[str] = (),
+    max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
     **options: Any,
 ) -> ReplayResult:
     """:func:`replay_log`; ``lane=False`` reads every record through the per-record path."""
@@ -458,6 +488,7 @@ def _replay(
         terminal_limit=terminal_limit,
         strict=options["strict"],
         unstable=unstable,
+        max_diagnostics=max_diagnostics,
     )
     feed = _Feed(replayer, progress)
     with iter_log(source, **options) as items:

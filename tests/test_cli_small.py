@@ -350,3 +350,79 @@ def test_a_failed_initialize_is_in_the_json(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["failedRequests"] == [
         {"line": 2, "method": "initialize", "error": {"code": -32603, "message": "no model"}}
     ]
+
+
+def test_folder_replay_reports_an_unreadable_folder_as_an_unreadable_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A folder replay used to pass over a folder it could not list and exit 0 (an unreadable
+    # file exits 3). Tests may run as root, where chmod does not bite: the listing fails here.
+    from acp_client.cli import main
+
+    _log(tmp_path)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    _log(locked, "inside.jsonl")
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if os.fspath(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(locked))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert main(["replay", "--stats", "--json", str(tmp_path)]) == 3
+    out, err = capsys.readouterr()
+    assert f"cannot read {locked}: Permission denied" in err
+    assert [json.loads(line)["file"] for line in out.splitlines()] == [str(tmp_path / "log.jsonl")]
+
+
+def test_folder_replay_reports_a_link_to_nothing_and_skips_a_fifo(tmp_path: Path) -> None:
+    _log(tmp_path)
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    os.mkfifo(tmp_path / "pipe.jsonl")  # opening it would wait for a writer forever
+    out = cli("replay", "--stats", "--json", str(tmp_path))
+    assert out.returncode == 3
+    err = out.stderr.decode()
+    assert "gone.jsonl: a link to nothing" in err and "skipped 1 file" in err
+    assert len(out.stdout.splitlines()) == 1
+
+
+def test_replay_of_dev_zero_ends_with_a_reason_and_status_3() -> None:
+    # /dev/zero used to exhaust memory and end in a MemoryError traceback, exit 1
+    out = cli("replay", "--max-line", "4096", "/dev/zero")
+    assert out.returncode == 3
+    (line,) = out.stderr.decode().splitlines()
+    assert line.startswith("acp-client replay: /dev/zero: runaway-line: no line break in ")
+    assert "max_line=4,096" in line
+
+
+def test_replay_limits_from_the_command_line(tmp_path: Path) -> None:
+    log = _log(tmp_path, text="x" * 3000)
+    out = cli("replay", "--json", "--max-line", "1000", str(log))
+    assert out.returncode == 0
+    diagnostics = json.loads(out.stdout)["diagnostics"]
+    assert [d["code"] for d in diagnostics] == ["line-too-long"]
+    doc = tmp_path / "zed.json"
+    entry = {"_direction": "incoming", "_type": "notification", "method": "x", "params": {}}
+    doc.write_text(json.dumps([entry] * 200, indent=2))
+    out = cli("replay", "--stats", "--json", "--max-document", "2000", str(doc))
+    assert out.returncode == 3 and b"document-too-large" in out.stderr
+    gz = tmp_path / "big.jsonl.gz"
+    gz.write_bytes(gzip.compress(log.read_bytes() + b"\n" * 100_000))
+    out = cli("replay", "--stats", "--json", "--max-decompressed", "1000", str(gz))
+    assert out.returncode == 3 and b"decompressed-too-large" in out.stderr
+    assert cli("replay", "--max-line", "0", str(log)).returncode == 2
+
+
+def test_a_fleet_summary_gives_a_link_to_nothing_its_error_row(tmp_path: Path) -> None:
+    # the folder walk is shared with summarize_many: what replay reports, it gives a row
+    from acp_client import summarize_many
+
+    _log(tmp_path)
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    rows = summarize_many([tmp_path], jobs=1)
+    assert [(Path(r.path).name, r.error is None) for r in rows] == [
+        ("log.jsonl", True),
+        ("gone.jsonl", False),
+    ]

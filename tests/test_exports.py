@@ -72,9 +72,10 @@ def test_unknown_name_is_an_attribute_error() -> None:
 
 PINNED = {
     "acp_client": {
-        "ACPError", "CompactionState", "Connection", "Decoder", "Diagnostic", "Direction",
-        "FailedRequest", "LimitExceeded", "ListView", "LocalProtocolError", "MessageState",
-        "PermissionState", "PlanState", "PromptState", "RemoteProtocolError", "ReplayBatch",
+        "ACPError", "CompactionState", "Connection", "Decoder", "Diagnostic", "DiagnosticList",
+        "Direction", "FailedRequest", "LimitExceeded", "ListView", "LocalProtocolError",
+        "MessageState", "PermissionState", "PlanState", "PromptState", "RemoteProtocolError",
+        "ReplayBatch",
         "ReplayResult", "ReplayedLog", "Replayer", "Role",
         "SNAPSHOT_FORMAT", "SentRequest", "Session", "SessionSummary", "TerminalState",
         "TimelineEntry", "ToolCallState", "__version__", "convert", "encode", "events",

@@ -203,6 +203,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help="retain at most BYTES per terminal",
     )
+    replay.add_argument(
+        "--max-line",
+        type=_positive_bytes,
+        metavar="BYTES",
+        help="skip a longer line (default 64 MiB; one without a line break for 16 times as"
+        " long ends reading, exit 3)",
+    )
+    replay.add_argument(
+        "--max-document",
+        type=_positive_bytes,
+        metavar="BYTES",
+        help="the largest log read whole as one JSON document, a Zed export (default 32 MiB;"
+        " a larger one ends reading, exit 3)",
+    )
+    replay.add_argument(
+        "--max-decompressed",
+        type=_positive_bytes,
+        metavar="BYTES",
+        help="gzip input may expand to BYTES or 200 times its compressed size, whichever is"
+        " larger (default 1 GiB; past it reading ends, exit 3)",
+    )
     _add_unstable(replay)
     replay.add_argument("--no-thoughts", action="store_true", help="hide the agent's thoughts")
     replay.add_argument("--markdown", action="store_true", help="render message text as Markdown")
@@ -295,6 +316,8 @@ def _checked(
 _seconds = _checked(float, lambda v: 0 < v < float("inf"), "a positive number of seconds")
 # `--terminal-limit`: a whole number of bytes, 0 or more
 _byte_count = _checked(int, lambda v: v >= 0, "a number of bytes (0 or more)")
+# `--max-line`, `--max-document`, `--max-decompressed`: a whole number of bytes, 1 or more
+_positive_bytes = _checked(int, lambda v: v > 0, "a number of bytes (1 or more)")
 
 
 _DEL_C1 = re.compile("[\x7f-\x9f]")

@@ -1,10 +1,12 @@
 """``acp-client replay --follow``: keep reading a log that is still being written.
 
 Owns the follow loop: a file followed by name as ``tail -F`` does (waited for, with a
-message, when it does not exist yet) or standard input (``-``, until it ends); the state
-shown live on a terminal, streamed as JSON lines with ``--events`` (``_stream.py``), or only
-at the end (``--json``, or piped); and the end: Ctrl-C or SIGTERM reads what was written
-until then and shows the final state exactly once.
+message, when it does not exist yet; read again from its start when it is truncated or
+replaced by a new file, with a ``log-truncated`` / ``log-replaced`` warning) or standard
+input (``-``, until it ends); the state shown live on a terminal (redrawn only when something
+changed), streamed as JSON lines with ``--events`` (``_stream.py``), or only at the end
+(``--json``, or piped); and the end: Ctrl-C or SIGTERM reads what was written until then and
+shows the final state exactly once.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from acp_client._diagnostics import Diagnostic
 from acp_client._replay import Replayer
 from acp_client.logs import LogReader
 
@@ -75,7 +78,9 @@ class _Input:
         self.path = path
         self._stopper = stopper
         self._fd: int | None = None
+        self._offset = 0  # bytes read from the file open now
         self.ended = False  # standard input closed: nothing more will come
+        self.restarted: str | None = None  # "truncated" / "replaced": read from the start
 
     def open(self) -> bool:
         """Open the log; a file that does not exist yet is waited for. False if stopped.
@@ -115,9 +120,33 @@ class _Input:
             self.ended = not data
             return data
         data = os.read(self._fd, _BLOCK)
-        if not data:
+        if data:
+            self._offset += len(data)
+            return data
+        self.restarted = self._restarted()
+        if self.restarted is None:
             self._stopper.wait(wait)
         return data
+
+    def _restarted(self) -> str | None:
+        """After all was read: whether the file was truncated or replaced (then reopened)."""
+        assert self._fd is not None
+        held = os.fstat(self._fd)
+        if held.st_size < self._offset:
+            os.lseek(self._fd, 0, os.SEEK_SET)
+            self._offset = 0
+            return "truncated"
+        try:
+            named = os.stat(self.path)
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return None  # deleted (or not readable now): wait for it to come back
+        if (named.st_ino, named.st_dev) == (held.st_ino, held.st_dev):
+            os.close(fd)
+            return None
+        os.close(self._fd)
+        self._fd, self._offset = fd, 0
+        return "replaced"
 
     def close(self) -> None:
         if self._fd is not None and self.path != "-":
@@ -155,13 +184,13 @@ class _Follower:
         self.args = args
         self.stopper = stopper
         self.input = _Input(path, stopper)
-        self.reader = LogReader(
-            format=options["format"],
-            strict=options["strict"],
-            perspective=options["perspective"],
-            direction=options["direction"],
-            sides=options["sides"],
-        )
+        self._reader_options = {
+            key: options[key] for key in ("format", "strict", "perspective", "direction", "sides")
+        }
+        self._reader_options.update((k, v) for k, v in options.items() if k.startswith("max_"))
+        self.reader = LogReader(**self._reader_options)
+        self.clock = time.monotonic
+        self.changed = True  # the view is behind the state: redraw it at the next poll
         self.replayer = Replayer(
             protocol=options["protocol"],
             terminal_limit=options["terminal_limit"],
@@ -196,6 +225,7 @@ class _Follower:
 
     def apply(self, items: Any) -> None:
         replayer = self.replayer
+        self.changed = self.changed or bool(items)
         for item in items:
             if getattr(item, "kind", None) is None:
                 replayer.diagnostics.append(item)  # the reader's
@@ -209,25 +239,52 @@ class _Follower:
 
     def pump(self, refresh: Callable[[], None]) -> None:
         """Read and apply until stopped, the input ends, or strict mode stopped the replay."""
-        last_data = time.monotonic()
-        settled = True
+        self._last_data = self.clock()
+        self._settled = True
         while not self.done and self.stopper.signal is None:
-            block = self.input.read(_POLL_SECONDS)
-            if block:
-                self.apply(self.reader.feed(block))
-                last_data = time.monotonic()
-                settled = False
-                continue
-            if not settled and time.monotonic() - last_data >= _SETTLE_SECONDS:
-                # the log paused: a response held back for its request is shown now
-                self.apply(self.reader.settle())
-                settled = True
-            refresh()
+            self.step(refresh)
         while not self.done:  # stopped: what was written until now is read, then the end
             block = self.input.read(0)
             if not block:
-                break
+                if self.input.restarted is None:
+                    break
+                self.restart()
+                continue
             self.apply(self.reader.feed(block))
+
+    def step(self, refresh: Callable[[], None]) -> None:
+        """One poll: apply what was written (or start over), else redraw if anything changed."""
+        block = self.input.read(_POLL_SECONDS)
+        if block:
+            self.apply(self.reader.feed(block))
+            self._last_data = self.clock()
+            self._settled = False
+            return
+        if self.input.restarted is not None:
+            self.restart()
+            return
+        if not self._settled and self.clock() - self._last_data >= _SETTLE_SECONDS:
+            # the log paused: a response held back for its request is shown now
+            self.apply(self.reader.settle())
+            self._settled = True
+        if self.changed:  # idle: nothing is rebuilt
+            self.changed = False
+            refresh()
+
+    def restart(self) -> None:
+        """The file was truncated or replaced: end what was read, read the new start."""
+        how, self.input.restarted = self.input.restarted, None
+        self.apply(self.reader.close())  # a line cut by the truncation is reported there
+        self.replayer.diagnostics.append(
+            Diagnostic(
+                code=f"log-{how}",
+                message=f"the followed file was {how}: read again from its start (the line"
+                " numbers after this count from there; the state carries on)",
+            )
+        )
+        self.changed = True
+        self.reader = LogReader(**self._reader_options)
+        self._settled = True
 
     @property
     def done(self) -> bool:

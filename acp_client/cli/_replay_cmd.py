@@ -14,6 +14,7 @@ from typing import Any
 from acp_client._logfiles import expand_logs, looks_like_log
 from acp_client._many import spread
 from acp_client._replay import ReplayResult, iter_kinds, replay_log
+from acp_client.logs._records import FATAL_CODES as _FATAL_CODES
 
 from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, UsageError, dump_json
 from ._stream import with_failed_requests
@@ -21,7 +22,6 @@ from ._values import removed_plans
 
 __all__ = ["looks_like_log", "replay_command", "safe", "say_skipped"]
 
-_FATAL_CODES = frozenset({"unsupported-compression", "gzip-error", "no-format-detected"})
 _PROGRESS_BYTES = 8 * 1024 * 1024
 _EXTRAS = "renderExtras"  # what only the rendered view shows, carried beside the snapshot
 _PAGE = "pageExtras"  # what the --html page shows beside the snapshot
@@ -58,6 +58,11 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "protocol": args.protocol,
         "terminal_limit": args.terminal_limit,
         "unstable": tuple(args.unstable),
+        **{
+            limit: value
+            for limit in ("max_line", "max_document", "max_decompressed")
+            if (value := getattr(args, limit)) is not None
+        },
     }
 
 
@@ -203,8 +208,10 @@ def _fatal_message(payload: Any) -> str | None:
 
 def replay_command(args: argparse.Namespace) -> int:
     """Run ``acp-client replay`` with parsed arguments; return the exit status."""
-    logs, skipped = expand_logs(args.logs) if args.logs else ([""], [])
+    logs, skipped, unreadable = expand_logs(args.logs) if args.logs else ([""], [], [])
     say_skipped(skipped)
+    for name, why in unreadable:
+        sys.stderr.write(f"acp-client replay: cannot read {safe(name)}: {safe(why)}\n")
     if not logs:
         sys.stderr.write("acp-client replay: no log files found\n")
         return EXIT_UNREADABLE
@@ -231,7 +238,8 @@ def replay_command(args: argparse.Namespace) -> int:
         results = spread(work, logs, jobs)
     else:
         results = [_replay_one(name, options, mode) for name in logs]
-    return _output(results, args, mode)
+    status = _output(results, args, mode)
+    return max(status, EXIT_UNREADABLE) if unreadable else status
 
 
 def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode: str) -> int:

@@ -102,8 +102,9 @@ def summarize_command(args: argparse.Namespace) -> int:
             import pyarrow.parquet  # noqa: F401  (before the work, not after it)
         except ModuleNotFoundError:
             return _missing("parquet", "pyarrow")
-    logs, skipped = expand_logs(args.paths)
+    logs, skipped, unreadable = expand_logs(args.paths)
     say_skipped(skipped, "summarize")
+    logs += (name for name, _ in unreadable)  # each an error row (status 3), as a bad file
     if not logs:
         sys.stderr.write("acp-client summarize: no log files found\n")
         return EXIT_UNREADABLE

@@ -18,9 +18,10 @@ Example::
 
 from __future__ import annotations
 
-from acp_client.logs._reader import LogIterator, LogReader, LogSource, iter_log, read_log
+from acp_client.logs._reader import LogReader
 from acp_client.logs._records import FORMATS, FormatId, LogReadResult, LogRecord
 from acp_client.logs._sides import METHOD_SIDES, RESULT_SIGNATURES
+from acp_client.logs._source import LogIterator, LogSource, iter_log, read_log
 
 __all__ = [
     "FORMATS",

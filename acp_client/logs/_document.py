@@ -10,10 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
+
+from acp_client._codec import decode_plain
 from acp_client._codec import raw_decode as _raw_decode
 from acp_client._codec import skip_whitespace as _skip
+from acp_client.logs._formats import shape
 
-__all__ = ["DocumentError", "iter_document"]
+__all__ = ["DocumentError", "iter_document", "records_follow", "value_then_junk"]
 
 
 class DocumentError(Exception):
@@ -90,3 +94,37 @@ def iter_document(data: bytes, first_line: int) -> Iterator[tuple[int, Any]]:
         pos = _skip(text, pos)
     if bad_utf8 is not None:
         raise DocumentError(bad_utf8, "the document is not valid UTF-8")
+
+
+def records_follow(lines: list[bytes]) -> bool:
+    """Whether one of ``lines`` is, on its own, a record of a known format (JSON Lines)."""
+    for raw in lines:
+        try:
+            value = decode_plain(raw)
+        except (msgspec.DecodeError, RecursionError):
+            continue
+        if shape(value) is not None:
+            return True
+    return False
+
+
+def value_then_junk(line: bytes) -> bool:
+    """Whether a line that does not parse holds a whole JSON value and then junk.
+
+    Such a first line is a broken line of JSON Lines, not the start of a document (1.2): a
+    document's first line holds whole values separated by whitespace, and then at most the
+    start of one more (``[``, ``{"key": ...``) but never what cannot start a value.
+    """
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    pos, n, values = 0, len(text), 0
+    while pos < n:
+        try:
+            _, pos = _raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            return values > 0 and text[pos] not in "[{"
+        values += 1
+        pos = _skip(text, pos)
+    return False

@@ -14,54 +14,51 @@ final so far, in order. Inside, the pipeline is
 Each line costs one msgspec decode (``_codec.decode_plain``) and a few dict lookups. Strict
 mode stops at the first error diagnostic; fatal errors stop in every mode. Either way
 everything read before is still handed out (held responses become orphans, an undecided
-perspective is client-side).
-:func:`iter_log` and :func:`read_log` drive a reader over a file, standard input or bytes.
+perspective is client-side). Memory is bounded by the limits of section 1.12: the longest
+line, the decompressed size, the size of a document read whole.
+:func:`iter_log` and :func:`read_log` (``_source.py``) drive a reader over a file, standard
+input or bytes.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections import deque
-from collections.abc import Mapping
-from typing import IO, Any, Literal, TypeAlias, TypedDict, Unpack
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
 
 import msgspec
 
 from acp_client._codec import decode_leniently as decode_line_leniently
 from acp_client._codec import decode_plain
 from acp_client._diagnostics import Diagnostic
-from acp_client.logs._document import DocumentError, iter_document
+from acp_client._framing import DEFAULT_MAX_LINE, LineTooLong
+from acp_client.logs._document import (
+    DocumentError,
+    iter_document,
+    records_follow,
+    value_then_junk,
+)
 from acp_client.logs._formats import SHAPE_OF_FORMAT, Mapper, detect_format, shape
-from acp_client.logs._input import ByteLines, InputFatal
+from acp_client.logs._input import (
+    DEFAULT_MAX_DECOMPRESSED,
+    DEFAULT_MAX_RATIO,
+    ByteLines,
+    InputFatal,
+    Lines,
+)
 from acp_client.logs._lane import FastLane
 from acp_client.logs._pairing import Item, Pairing, Perspective, Sink
 from acp_client.logs._records import (
     CODES,
     FORMATS,
     FormatId,
-    LogReadResult,
     LogRecord,
 )
 from acp_client.logs._sides import make_side_table
 
-__all__ = ["LogIterator", "LogOptions", "LogReader", "LogSource", "iter_log", "read_log"]
+__all__ = ["DEFAULT_MAX_DOCUMENT", "LogReader"]
 
-LogSource: TypeAlias = bytes | bytearray | memoryview | str | os.PathLike[str] | IO[bytes]
-"""Where a log comes from: its bytes, a file name (``"-"``: standard input), or a binary file."""
-
-
-class LogOptions(TypedDict, total=False):
-    """The options of :class:`LogReader`, as keywords of :func:`iter_log` and :func:`read_log`."""
-
-    format: str | None
-    strict: bool
-    perspective: Literal["client", "agent"] | None
-    direction: Literal["incoming", "outgoing"] | None
-    sides: Mapping[str, str] | None
-
-
-_CHUNK = 1 << 16  # small chunks keep few records alive at once: less GC work
+DEFAULT_MAX_DOCUMENT = 32 * 1024 * 1024
+"""The largest log read whole as one JSON document (1.2: the Zed export), in bytes."""
 #: A line that does not decode: bad JSON, or nested deeper than the decoder's recursion limit.
 _UNDECODABLE = (msgspec.DecodeError, RecursionError)
 
@@ -100,6 +97,9 @@ class LogReader:
             request/response pairing for that format.
         sides: ``{method: "agent" | "client"}`` entries added to or overriding
             :data:`METHOD_SIDES` (``--side METHOD=agent|client``).
+        max_line, max_document, max_decompressed, max_ratio: the limits of LOG-FORMATS.md
+            1.12: the longest line, the largest document read whole (1.2), and how far gzip
+            input may expand (bytes, or times the compressed bytes read, whichever is more).
 
     Raises:
         ValueError: an option has a value not listed above.
@@ -113,7 +113,13 @@ class LogReader:
         perspective: Literal["client", "agent"] | None = None,
         direction: Literal["incoming", "outgoing"] | None = None,
         sides: Mapping[str, str] | None = None,
+        max_line: int = DEFAULT_MAX_LINE,
+        max_document: int = DEFAULT_MAX_DOCUMENT,
+        max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+        max_ratio: int = DEFAULT_MAX_RATIO,
     ) -> None:
+        if min(max_line, max_document, max_decompressed, max_ratio) < 1:
+            raise ValueError("the limits must be positive")
         if format is not None and format not in FORMATS:
             raise ValueError(f"unknown log format {format!r}; known: {', '.join(FORMATS)}")
         if perspective not in (None, "client", "agent"):
@@ -124,7 +130,9 @@ class LogReader:
         self._perspective = perspective
         self._direction = direction
         self._sides = make_side_table(sides)
-        self._bytes = ByteLines()
+        self._bytes = ByteLines(max_line, max_decompressed, max_ratio)
+        self._max_document = max_document
+        self._document_size = 0
         self._lineno = 0
         self._mode: Literal["lines", "document"] | None = None
         self._document: list[bytes] = []
@@ -202,20 +210,26 @@ class LogReader:
             self._finish()
 
     def _feed(self, data: bytes) -> None:
+        source = self._bytes
         try:
-            lines = self._bytes.feed(data)
+            for lines in source.pieces(data):
+                if source.may_hold_markers:
+                    self._marked_lines(lines)
+                else:
+                    self._lines(lines)  # type: ignore[arg-type]  # no marker in them
         except InputFatal as exc:
             self._input_failed(exc)
-        self._lines(lines)
 
     def _close(self) -> None:
         try:
             lines, last = self._bytes.close()
         except InputFatal as exc:
             self._input_failed(exc)
-        self._lines(lines)
-        if last is not None:
-            self._last_line(last)
+        self._marked_lines(lines)
+        if type(last) is LineTooLong:
+            self._marked_lines([last])
+        elif last is not None:
+            self._last_line(last)  # type: ignore[arg-type]  # bytes
         if self._mode == "document":
             self._read_document()
         if not self._nonblank:
@@ -230,10 +244,12 @@ class LogReader:
         The text decoded so far is read as usual, its last line (after the last LF) as a last
         line; a document (1.2) is read up to where the break cut it, without a second error.
         """
-        self._lines(self._bytes.salvage)
+        self._marked_lines(self._bytes.salvage)
         last = self._bytes.salvage_last
-        if last is not None and (self._mode == "document" or _parses(last)):
-            self._last_line(last)  # complete although no LF followed it (else: cut there)
+        if type(last) is LineTooLong:
+            self._marked_lines([last])
+        elif last is not None and (self._mode == "document" or _parses(last)):  # type: ignore[arg-type]
+            self._last_line(last)  # type: ignore[arg-type]  # complete without its LF
         if self._mode == "document":
             self._read_document(cut=True)
         self._fail(exc.code, self._lineno + 1, exc.message)
@@ -259,6 +275,28 @@ class LogReader:
         else:
             self._slow_lines(lines)
 
+    def _marked_lines(self, lines: Lines) -> None:
+        """Lines among which a line over ``max_line`` may be a marker (1.12)."""
+        for part in _segments(lines):
+            if isinstance(part, LineTooLong):
+                self._too_long(part)
+            else:
+                self._lines(part)
+
+    def _too_long(self, marker: LineTooLong) -> None:
+        """A line over ``max_line``: skipped (never held), reported; resume after its LF."""
+        self._lineno += 1
+        self._nonblank = True
+        message = f"a line of {marker.size:,} bytes, over max_line={self._bytes.max_line:,}"
+        if self._mode != "document":
+            self.error("line-too-long", self._lineno, f"{message}; skipped")
+            return
+        self._read_document(cut=True)  # the records before it, then the document ends
+        self.error("line-too-long", self._lineno, f"{message}: the document ends here")
+        if self._format is None:
+            self._fail("no-format-detected", None, "no record of a known log format")
+        raise _Halt
+
     # -- the fast lane (see _lane.py) -----------------------------------------------------
 
     @property
@@ -281,8 +319,12 @@ class LogReader:
         """Lines one at a time through every stage: the reference path."""
         if self._mode == "document":
             self._lineno += len(lines)
-            self._document.extend(lines)
+            self._collect(lines)
             return
+        if lines and not lines[0] and not any(lines):  # only blank lines (1.1): counted
+            self._lineno += len(lines)
+            return
+        rest: list[bytes] = []
         decode = decode_plain
         decode_error = _UNDECODABLE
         mapper = self._mapper
@@ -293,6 +335,8 @@ class LogReader:
         try:
             for index, raw in enumerate(lines):
                 lineno += 1
+                if not raw:
+                    continue  # blank (1.1): counted, cheaply
                 try:
                     value = decode(raw)
                 except decode_error as exc:
@@ -309,10 +353,9 @@ class LogReader:
                             file_shape = mapper.shape
                         continue
                     if self._bad_line(raw, exc, final=False):
-                        rest = lines[index + 1 :]
+                        rest = lines[index + 1 :]  # collected below (the line count settled)
                         lineno += len(rest)
-                        self._document.extend(rest)
-                        return
+                        break
                     continue
                 if handler is not None and shape(value) == file_shape:
                     hot = True
@@ -328,12 +371,14 @@ class LogReader:
             self._lineno = lineno
             if hot:
                 self._nonblank = True
+        if rest:
+            self._collect(rest)
 
     def _last_line(self, raw: bytes) -> None:
         self._lineno += 1
         if self._mode == "document":
-            self._document.append(raw)
             self._document_unterminated = True
+            self._collect([raw])
             return
         try:
             value = decode_plain(raw)
@@ -352,10 +397,13 @@ class LogReader:
             return False  # blank: skipped, but counted
         self._nonblank = True
         if self._mode is None:
-            if stripped[:1] in (b"[", b"{"):
+            # A first line holding a whole value and then junk is a broken line of JSON
+            # Lines, not the start of a document: the lines after it are read.
+            if stripped[:1] in (b"[", b"{") and not value_then_junk(stripped):
                 self._mode = "document"
                 self._document_line = self._lineno
-                self._document.append(raw)
+                self._document.append(raw)  # checked against the limit with the next lines
+                self._document_size = len(raw) + 1
                 return True
             self._mode = "lines"
         if final:
@@ -368,18 +416,40 @@ class LogReader:
             self.error("malformed-line", self._lineno, f"not a line of UTF-8 JSON: {exc}")
         return False
 
+    def _collect(self, lines: list[bytes]) -> None:
+        """Add lines to the document (1.2), within ``max_document`` (1.12)."""
+        self._document.extend(lines)
+        self._document_size += sum(map(len, lines)) + len(lines)
+        if self._document_size <= self._max_document:
+            return
+        if records_follow(self._document[1:]):
+            self._reread_as_lines(self._take_document().split(b"\n"))
+            return
+        self._read_document(cut=True)  # the records before the limit
+        self._fail(
+            "document-too-large",
+            self._lineno,
+            f"a JSON document (1.2) of more than max_document={self._max_document:,} bytes"
+            f" (from line {self._document_line}); reading stops",
+        )
+
+    def _take_document(self) -> bytes:
+        data = b"\n".join(self._document)
+        self._document = []
+        self._document_size = 0
+        return data
+
     def _read_document(self, *, cut: bool = False) -> None:
         """Read the collected document; ``cut``: the input broke off inside it (no error)."""
-        lines = self._document
-        data = b"\n".join(lines)
-        self._document = []
+        data = self._take_document()
         read = 0
         try:
             for line, value in iter_document(data, self._document_line):
                 read += 1
                 self._value(line, value)
         except DocumentError as exc:
-            if read == 0 and _records_follow(lines[1:]):
+            lines = data.split(b"\n") if read == 0 else []
+            if read == 0 and records_follow(lines[1:]):
                 # Not a document after all: JSON Lines whose first line is broken. Its other
                 # lines are read as lines (1.3: a line before the first record that does not
                 # parse is reported and skipped), so that nothing after it is lost.
@@ -462,138 +532,12 @@ class LogReader:
         raise _Fatal
 
 
-class LogIterator:
-    """Iterator over the records and diagnostics of one log, in order (see :func:`iter_log`).
-
-    The reader's state is available while and after iterating: :attr:`format`,
-    :attr:`fatal`, :attr:`stopped_early`. Use it as a context manager (or call
-    :meth:`close`) to close a file it opened before the end.
-    """
-
-    def __init__(self, source: Any, reader: LogReader) -> None:
-        self.reader = reader
-        self._queue: deque[LogRecord | Diagnostic] = deque()
-        self._file: IO[bytes] | None = None
-        self._owned = False
-        self._data: bytes | None = None
-        self._offset = 0
-        if isinstance(source, bytes | bytearray | memoryview):
-            self._data = bytes(source)
-        elif isinstance(source, str | os.PathLike):
-            if os.fspath(source) == "-":
-                self._file = sys.stdin.buffer
-            else:
-                self._file = open(source, "rb")  # noqa: SIM115 - closed by close()
-                self._owned = True
-        elif hasattr(source, "read"):
-            self._file = source
-        else:
-            raise TypeError(f"cannot read a log from {type(source).__name__}")
-        self._read = getattr(self._file, "read1", None) or getattr(self._file, "read", None)
-
-    @property
-    def format(self) -> FormatId | None:
-        """The detected (or given) format id, ``None`` until one is known."""
-        return self.reader.format
-
-    @property
-    def fatal(self) -> bool:
-        """Reading ended on a fatal error."""
-        return self.reader.fatal
-
-    @property
-    def stopped_early(self) -> bool:
-        """Strict mode stopped reading at the first error diagnostic."""
-        return self.reader.stopped_early
-
-    def __iter__(self) -> LogIterator:
-        return self
-
-    def __next__(self) -> LogRecord | Diagnostic:
-        queue = self._queue
-        while not queue:
-            if self.reader.done:
-                self.close()
-                raise StopIteration
-            queue.extend(self._step())
-        return queue.popleft()
-
-    def _step(self) -> list[LogRecord | Diagnostic]:
-        reader = self.reader
-        if self._data is not None:
-            start = self._offset
-            if start >= len(self._data):
-                self._data = None
-                return reader.close()
-            self._offset = start + _CHUNK
-            return reader.feed(self._data[start : start + _CHUNK])
-        if self._file is None or self._read is None:
-            return reader.close()
-        chunk = self._read(_CHUNK)
-        if not chunk:
-            self.close()
-            return reader.close()
-        if not isinstance(chunk, bytes | bytearray | memoryview):
-            raise TypeError("a log file object must be opened in binary mode")
-        out = reader.feed(bytes(chunk))
-        if reader.done:
-            self.close()
-        return out
-
-    def close(self) -> None:
-        """Close the file this iterator opened (files passed in are left open)."""
-        if self._file is not None and self._owned:
-            self._file.close()
-        self._file = None
-
-    def __enter__(self) -> LogIterator:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def iter_log(source: LogSource, **options: Unpack[LogOptions]) -> LogIterator:
-    """Read a stored log lazily: yield its records and diagnostics in order.
-
-    ``source`` is the log's bytes, a file name (``"-"`` for standard input) or a binary file
-    object; the file is read in chunks, so memory stays flat for large JSON Lines logs. The
-    options are those of :class:`LogReader`. For a log that is still growing (``--follow``),
-    drive a :class:`LogReader` directly.
-    """
-    return LogIterator(source, LogReader(**options))
-
-
-def read_log(source: LogSource, **options: Unpack[LogOptions]) -> LogReadResult:
-    """Read a whole stored log: its records, diagnostics, format and how reading ended.
-
-    ``source`` is the log's bytes, a file name (``"-"`` for standard input) or a binary file
-    object. The options are those of :class:`LogReader` (LOG-FORMATS.md section 9).
-    """
-    records: list[LogRecord] = []
-    diagnostics: list[Diagnostic] = []
-    with iter_log(source, **options) as items:
-        for item in items:
-            if isinstance(item, LogRecord):
-                records.append(item)
-            else:
-                diagnostics.append(item)
-        return LogReadResult(
-            records=records,
-            diagnostics=diagnostics,
-            format=items.format,
-            fatal=items.fatal,
-            stopped_early=items.stopped_early,
-        )
-
-
-def _records_follow(lines: list[bytes]) -> bool:
-    """Whether one of ``lines`` is, on its own, a record of a known format (JSON Lines)."""
-    for raw in lines:
-        try:
-            value = decode_plain(raw)
-        except _UNDECODABLE:
-            continue
-        if shape(value) is not None:
-            return True
-    return False
+def _segments(lines: Lines) -> Iterator[list[bytes] | LineTooLong]:
+    """The runs of lines between the markers of lines over the limit, and the markers."""
+    start = 0
+    for index, line in enumerate(lines):
+        if type(line) is LineTooLong:
+            yield lines[start:index]  # type: ignore[misc]  # no marker in it
+            yield line
+            start = index + 1
+    yield lines[start:] if start else lines  # type: ignore[misc]

@@ -40,7 +40,11 @@ FORMATS: tuple[FormatId, ...] = (
 CODES: dict[str, Severity] = {
     "unsupported-compression": "error",
     "gzip-error": "error",
+    "decompressed-too-large": "error",
+    "runaway-line": "error",
+    "document-too-large": "error",
     "no-format-detected": "error",
+    "line-too-long": "error",
     "malformed-document": "error",
     "empty-input": "warning",
     "malformed-line": "error",
@@ -65,7 +69,16 @@ CODES: dict[str, Severity] = {
 }
 """Every diagnostic code of LOG-FORMATS.md section 8 with its severity."""
 
-FATAL_CODES = frozenset({"unsupported-compression", "gzip-error", "no-format-detected"})
+FATAL_CODES = frozenset(
+    {
+        "unsupported-compression",
+        "gzip-error",
+        "decompressed-too-large",
+        "runaway-line",
+        "document-too-large",
+        "no-format-detected",
+    }
+)
 """Codes that end reading in every mode."""
 
 
@@ -110,8 +123,7 @@ class LogReadResult(msgspec.Struct, kw_only=True):
         records: the records, in file order (except LOG-FORMATS.md 1.10's reordering).
         diagnostics: every problem found, in the order it was found.
         format: the detected (or given) format id; ``None`` when none was detected.
-        fatal: reading ended on a fatal error (``unsupported-compression``,
-            ``gzip-error``, ``no-format-detected``).
+        fatal: reading ended on a fatal error (one of :data:`FATAL_CODES`).
         stopped_early: strict mode stopped reading at the first error diagnostic.
     """
 

@@ -1,0 +1,182 @@
+"""``replay --follow`` when the followed file is truncated or replaced, and when it is idle.
+
+Driven one poll at a time (``_Follower.step``) with a stopper that never sleeps and a fake
+clock: no test here waits. Regression tests of issue 26: after a truncation 5 of 8 new
+records were lost (one misreported as ``malformed-line``), a file deleted and created again
+was never read again, and an idle follower rebuilt the whole view every 0.25 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from helpers import handshake_lines, line
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from acp_client.cli._follow import _Follower
+from acp_client.testing import FakeAgent
+
+OPENING = b"".join(line(m) for m in handshake_lines("s")).decode()  # decides v2
+
+
+class Stopper:
+    """A stopper that never sleeps; it counts the waits (the polls that found nothing)."""
+
+    signal: int | None = None
+
+    def __init__(self) -> None:
+        self.waits = 0
+
+    def wait(self, seconds: float, fd: int | None = None) -> bool:
+        self.waits += 1
+        return False
+
+
+def lines(first: int, count: int) -> str:
+    agent = FakeAgent("s")
+    for n in range(first, first + count):
+        agent.agent_chunk(f"m{n}", f"r{n} ")
+    return "".join(line + "\n" for line in agent.log_lines("jsonrpc"))
+
+
+def follower(log: Path) -> _Follower:
+    args = argparse.Namespace(json=True, events=False, no_thoughts=False, markdown=False)
+    options: dict[str, Any] = dict.fromkeys(
+        ("format", "perspective", "direction", "sides", "protocol", "terminal_limit")
+    )
+    options.update(strict=False, unstable=())
+    follow = _Follower(str(log), args, options, Stopper())  # type: ignore[arg-type]
+    assert follow.input.open()
+    follow._last_data, follow._settled = 0.0, True
+    follow.clock = lambda: 0.0
+    return follow
+
+
+def drain(follow: _Follower) -> None:
+    """Poll until a poll finds nothing new."""
+    stopper = follow.stopper
+    waits = stopper.waits
+    while stopper.waits == waits:
+        follow.step(lambda: None)
+
+
+def texts(follow: _Follower) -> list[str]:
+    session = follow.replayer.connection.sessions["s"]
+    return [block.text for entry in session.timeline for block in entry.content]
+
+
+def codes(follow: _Follower) -> list[str]:
+    return [d.code for d in follow.replayer.all_diagnostics()]
+
+
+def test_a_truncated_file_is_read_again_from_its_start(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(OPENING + lines(0, 8))
+    follow = follower(log)
+    drain(follow)
+    log.write_text("")  # truncated
+    drain(follow)
+    with log.open("a") as handle:
+        handle.write(lines(8, 8))
+    drain(follow)
+    assert texts(follow) == [f"r{n} " for n in range(16)]
+    assert codes(follow) == ["log-truncated"]
+
+
+def test_a_file_truncated_and_rewritten_shorter_between_two_polls(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(OPENING + lines(0, 8))
+    follow = follower(log)
+    drain(follow)
+    log.write_text(lines(8, 3))  # shorter than what was read: a truncation
+    drain(follow)
+    assert texts(follow) == [f"r{n} " for n in range(11)]
+    assert codes(follow) == ["log-truncated"]
+
+
+def test_a_line_cut_by_the_truncation_is_reported_as_cut(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    text = lines(0, 2)
+    log.write_text(OPENING + text + text[:40])  # a writer caught mid-line
+    follow = follower(log)
+    drain(follow)
+    log.write_text(lines(2, 1))
+    drain(follow)
+    assert texts(follow) == ["r0 ", "r1 ", "r2 "]
+    assert codes(follow) == ["log-truncated", "truncated-final-line"]
+
+
+def test_a_file_deleted_and_created_again_is_read_again(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(OPENING + lines(0, 4))
+    follow = follower(log)
+    drain(follow)
+    log.unlink()
+    drain(follow)  # gone: waited for
+    log.write_text(lines(4, 4) + lines(8, 4))  # longer than the old one: same name, new file
+    drain(follow)
+    assert texts(follow) == [f"r{n} " for n in range(12)]
+    assert codes(follow) == ["log-replaced"]
+
+
+def test_an_idle_follower_does_not_rebuild_the_view(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(OPENING + lines(0, 2))
+    follow = follower(log)
+    drawn = []
+    for _ in range(10):
+        follow.step(lambda: drawn.append(1))
+    assert len(drawn) == 1  # the first state, then nothing changed
+    with log.open("a") as handle:
+        handle.write(lines(2, 1))
+    for _ in range(10):
+        follow.step(lambda: drawn.append(1))
+    assert len(drawn) == 2
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["append", "truncate", "replace", "poll"]), st.integers(1, 4)),
+        max_size=10,
+    )
+)
+def test_every_record_written_is_applied_once_whatever_the_file_does(
+    tmp_path: Path, steps: list[tuple[str, int]]
+) -> None:
+    # The property: records appended, the file truncated (and written again) or replaced,
+    # polled at any point: every record written is applied exactly once, in order, if the
+    # follower polls between a truncation and the next write (as tail -F needs too).
+    log = tmp_path / f"log{os.getpid()}-{len(os.listdir(tmp_path))}.jsonl"
+    log.write_text(OPENING)
+    follow = follower(log)
+    drain(follow)
+    written = 0
+    expected: list[str] = []
+    for action, count in steps:
+        text = lines(written, count)
+        if action == "append":
+            with log.open("a") as handle:
+                handle.write(text)
+        elif action == "truncate":
+            log.write_text("")
+            drain(follow)
+            log.write_text(text)
+        elif action == "replace":
+            log.unlink()
+            log.write_text(text)
+        else:
+            drain(follow)
+            continue
+        expected += [f"r{n} " for n in range(written, written + count)]
+        written += count
+        drain(follow)
+    drain(follow)
+    got = texts(follow) if expected else []
+    assert got == expected
