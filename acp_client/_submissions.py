@@ -54,15 +54,18 @@ class Submissions:
     def prompt_stop_reason(self, request_id: int | str) -> str | None:
         """The stop reason of the prompt's turn once it ended (``None`` if not reported).
 
+        A prompt restored from a snapshot whose turn had ended gives ``None`` (R90).
+
         Raises:
             LocalProtocolError: the turn has not ended (see :meth:`prompt_finished`).
         """
         if not self.prompt_finished(request_id):
             raise LocalProtocolError(f"the turn of prompt {request_id!r} has not ended")
         prompt = self._ctx.prompts[request_id]
-        reason: str | None = self._sessions[prompt.session_id].completed_turns[
-            prompt.turns_before  # type: ignore[index]
-        ]
+        turn: int = prompt.turns_before  # type: ignore[assignment]
+        if turn < 0:  # R90: restored, its turn ended before the snapshot
+            return None
+        reason: str | None = self._sessions[prompt.session_id].completed_turns[turn]
         return reason
 
     def prompt_message(self, request_id: int | str) -> MessageState | None:
