@@ -439,7 +439,9 @@ def _prompt_sent(
     key = field(params, "idempotency_key", "idempotencyKey")
     found = _keyed_submission(session, key) if isinstance(key, str) else None
     if found is not None:  # P27: an attempt of that submission
-        if plain_update(found.prompt) != plain_update(blocks):
+        if found.prompt is None:  # restored without its content (R90): this is it
+            found.prompt = blocks
+        elif plain_update(found.prompt) != plain_update(blocks):
             ctx.notes.note(
                 "idempotency-key-prompt-mismatch",
                 f"prompt {rid!r} reuses key {key!r} with other content than the first"

@@ -118,6 +118,12 @@ class Submissions:
                 it could insert it twice; 10.5), or the checks of :meth:`send_prompt`.
         """
         prompt = self._ctx.prompts[request_id]
+        if prompt.prompt is None and prompt.idempotency_key is not None:
+            raise LocalProtocolError(
+                f"prompt {request_id!r} was restored from a snapshot, which does not keep its"
+                " content: send it again with send_prompt(..., idempotency_key="
+                f"{prompt.idempotency_key!r}) (R90)"
+            )
         if prompt.idempotency_key is None:
             raise LocalProtocolError(
                 f"prompt {request_id!r} has no idempotency key: resending it could insert"
@@ -134,7 +140,8 @@ class Submissions:
         session = self._sessions.get(session_id)
         for sent in reversed(session.prompts if session is not None else []):
             if sent.idempotency_key == key:
-                if plain_update(sent.prompt) != plain_update(blocks):
+                # restored, its content unknown (R90): the retry's is taken as it
+                if sent.prompt is not None and plain_update(sent.prompt) != plain_update(blocks):
                     raise LocalProtocolError(
                         f"idempotency key {key!r} was sent with other content: a retry"
                         " resends the stored prompt unchanged (P28)"
