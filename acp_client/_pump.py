@@ -114,16 +114,20 @@ class Pump:
         max_line: int = DEFAULT_MAX_LINE,
         terminal_limit: int | None = None,
         unstable: Collection[str] = (),
+        restore: Mapping[str, Any] | None = None,
     ) -> None:
         self._handlers = dict(handlers or {})
         if "session/request_permission" in self._handlers:
             raise ValueError("permission requests are decided by on_permission, not a handler")
-        self.connection = Connection(
-            live=True,
-            terminal_limit=terminal_limit,
-            max_line=max_line,
-            extension_methods=set(self._handlers) - {"elicitation/create"},
-            unstable=unstable,
+        options: dict[str, Any] = {
+            "live": True,
+            "terminal_limit": terminal_limit,
+            "max_line": max_line,
+            "extension_methods": set(self._handlers) - {"elicitation/create"},
+            "unstable": unstable,
+        }
+        self.connection = (
+            Connection(**options) if restore is None else Connection.restore(restore, **options)
         )
         self.stderr_lines: list[str] = []
         self._send = writer(send_stream)
