@@ -351,18 +351,8 @@ def test_r92_a_restored_v1_connection_mints_new_message_ids() -> None:
     restored = Connection.restore(snap)
     before = {e.get("messageId") for e in session["timeline"]}
     # the same v1 agent goes on: an id-less chunk is a new message, not a restored one's
-    chunk_v1 = {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {
-            "sessionId": sid,
-            "update": {
-                "sessionUpdate": "agent_message_chunk",
-                "content": {"type": "text", "text": "later"},
-            },
-        },
-    }
-    restored.receive_data(line(chunk_v1))
+    later = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "later"}}
+    restored.receive_data(line(update(later, sid)))
     timeline = restored.snapshot()["sessions"][0]["timeline"]
     new = [e for e in timeline if e.get("messageId") not in before]
     assert len(new) == 1 and new[0]["content"] == [{"type": "text", "text": "later"}]
