@@ -193,8 +193,8 @@ class Connection(Submissions):
         outcome (R90), a permission request restored ``pending`` is stale and cannot be
         answered (R91), and new request ids follow every id the snapshot names. Updates
         apply on top and prompts can be sent at once; the first ``initialize`` sent starts
-        a new connection (an agent started again, R92), after which ``session/resume`` (v1:
-        ``session/load``) picks the session up.
+        a new connection (an agent started again, R92), after which ``session/resume``
+        (with replay, a v1 agent's ``session/load``) picks the session up.
 
         Raises:
             ValueError: no ``acp-client/snapshot@1`` document, naming where.
