@@ -9,6 +9,7 @@ Layers, each usable alone:
   v1 agents through :mod:`acp_client.v1`, switched to on its own);
 * run — :mod:`acp_client.transport` (anyio: trio or asyncio, extra ``run``);
 * replay — :func:`replay_log`, :func:`replay_many` (many logs on all cores),
+  :func:`summarize_many` (a :class:`SessionSummary` per session of fleets of logs),
   :mod:`acp_client.logs` and the ``acp-client`` command;
 * test — :mod:`acp_client.testing` (strategies: extra ``testing``).
 
@@ -39,12 +40,14 @@ if TYPE_CHECKING:  # the names below are imported on first use (module ``__getat
         ToolCallState,
     )
     from ._errors import ACPError, LimitExceeded, LocalProtocolError, RemoteProtocolError
+    from ._fleet import summarize_many
     from ._many import ReplayBatch, ReplayedLog, replay_many
     from ._prompts import PermissionState, PromptState
     from ._replay import FailedRequest, Replayer, ReplayResult, replay_log
     from ._session import Session
     from ._snapshot import FORMAT as SNAPSHOT_FORMAT
     from ._snapshot import load_session
+    from ._summary import SessionSummary
 
 # Where each public name lives: ``import acp_client`` imports none of these modules; the first
 # use of a name imports its module (a decoder, the connection, the replayer ...), so an editor
@@ -82,6 +85,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ReplayResult": ("._replay", "ReplayResult"),
     "replay_log": ("._replay", "replay_log"),
     "Session": ("._session", "Session"),
+    "SessionSummary": ("._summary", "SessionSummary"),
+    "summarize_many": ("._fleet", "summarize_many"),
     "SNAPSHOT_FORMAT": ("._snapshot", "FORMAT"),
     "load_session": ("._snapshot", "load_session"),
 }
@@ -128,6 +133,7 @@ __all__ = [
     "Role",
     "SentRequest",
     "Session",
+    "SessionSummary",
     "TerminalState",
     "TimelineEntry",
     "ToolCallState",
@@ -139,5 +145,6 @@ __all__ = [
     "replay_log",
     "replay_many",
     "schema",
+    "summarize_many",
     "to_builtins",
 ]

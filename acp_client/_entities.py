@@ -341,6 +341,11 @@ class TerminalState(_Entity):
         return bytes(buf)
 
     @property
+    def received_bytes(self) -> int:
+        """Bytes kept and dropped: ``len(output) + truncated_bytes``, without the copy."""
+        return len(self._buf) + self._dropped
+
+    @property
     def truncated_bytes(self) -> int:
         """Bytes dropped from the front by the local retention limit."""
         extra = 0

@@ -26,18 +26,36 @@ STATUS_UNREADABLE = 3
 """The log could not be read (missing file, broken compression, no known format)."""
 
 
-def spread(func: Callable[[T], R], items: Sequence[T], jobs: int | None) -> list[R]:
+def spread(
+    func: Callable[[T], R],
+    items: Sequence[T],
+    jobs: int | None,
+    done: Callable[[R], None] | None = None,
+) -> list[R]:
     """``[func(item) for item in items]``, over ``jobs`` processes (``None``: every core).
 
-    In input order. One job, or one item, runs here without a process pool.
+    In input order. One job, or one item, runs here without a process pool. ``done`` is
+    called with each result as it comes, in input order (a progress bar).
     """
     count = (os.cpu_count() or 1) if jobs is None else max(1, jobs)
+    out: list[R] = []
     if count <= 1 or len(items) <= 1:
-        return [func(item) for item in items]
+        for item in items:
+            out.append(func(item))
+            if done is not None:
+                done(out[-1])
+        return out
     from concurrent.futures import ProcessPoolExecutor  # only when it spreads
 
-    with ProcessPoolExecutor(max_workers=min(count, len(items))) as pool:
-        return list(pool.map(func, items))
+    workers = min(count, len(items))
+    # many small logs: a few items per trip to a worker, still a dozen trips per worker
+    chunk = max(1, len(items) // (workers * 12))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for result in pool.map(func, items, chunksize=chunk):
+            out.append(result)
+            if done is not None:
+                done(result)
+    return out
 
 
 class ReplayedLog(NamedTuple):

@@ -22,15 +22,26 @@ from anyio.streams.memory import MemoryObjectSendStream
 from . import _events as ev
 from . import _schema as s
 from ._connection import Connection, SentRequest
-from ._errors import ACPError, LocalProtocolError
+from ._errors import LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineBuffer, head_text
 from ._prompts import PermissionState
 from ._recorder import Recorder
 from ._streams import EventStream, reader, writer
+from ._transport_errors import (
+    DEFAULT_MAX_UNSENT,
+    AgentError,
+    AgentExited,
+    AgentNotReading,
+    Owed,
+    RequestFailed,
+    RequestTimeout,
+)
 
 __all__ = [
     "AgentError",
     "AgentExited",
+    "AgentNotReading",
+    "DEFAULT_MAX_UNSENT",
     "PermissionHandler",
     "RequestHandler",
     "Pump",
@@ -55,41 +66,7 @@ connection's task group; if it raises (an ``Exception``) the agent gets a -32603
 the connection a diagnostic, and the connection goes on (R88)."""
 
 _READ_BLOCK = 1 << 16
-
-
-class AgentError(ACPError):
-    """The agent process failed: it exited, hung or broke the protocol."""
-
-
-class AgentExited(AgentError):
-    """The agent closed its stdout (exited or crashed) while something waited for it.
-
-    Attributes:
-        status: the process's exit status when it was known (a negative number is the
-            signal that ended it), else ``None``.
-    """
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class RequestTimeout(AgentError):
-    """A request got no response in time (the connection stays usable)."""
-
-
-class RequestFailed(ACPError):
-    """The agent answered a request with a JSON-RPC error.
-
-    Attributes:
-        method: the request's method.
-        error: the :class:`acp_client.schema.Error` object.
-    """
-
-    def __init__(self, method: str, error: s.Error) -> None:
-        self.method = method
-        self.error = error
-        super().__init__(f"{method} failed: {error.message} (code {error.code})")
+_APPLY_SLICE = 1 << 14  # bytes of a read applied between two checkpoints
 
 
 class Pump:
@@ -115,6 +92,7 @@ class Pump:
         terminal_limit: int | None = None,
         unstable: Collection[str] = (),
         restore: Mapping[str, Any] | None = None,
+        max_unsent: int = DEFAULT_MAX_UNSENT,
     ) -> None:
         self._handlers = dict(handlers or {})
         if "session/request_permission" in self._handlers:
@@ -140,7 +118,7 @@ class Pump:
         self._write_lock = anyio.Lock()
         self._kick = anyio.Event()  # what the reader owes the agent waits for the writer
         self._responses: dict[int | str, ev.ResponseReceived] = {}
-        self._owed: list[bytes] = []
+        self._owed = Owed(max_unsent)
         self._waiting: dict[int | str, anyio.Event] = {}
         self._changed: dict[str, anyio.Event] = {}
         self._deciding: dict[int, tuple[PermissionState, anyio.CancelScope]] = {}
@@ -206,10 +184,18 @@ class Pump:
         try:
             while True:
                 data = await self._receive.read(_READ_BLOCK)
-                self._incoming(data)
+                # A read of short junk lines is thousands of diagnostics: applied in slices,
+                # so the live view, the signals and the writer get their turns in between.
+                for start in range(_APPLY_SLICE, len(data), _APPLY_SLICE):
+                    self._incoming(data[start - _APPLY_SLICE : start])
+                    await anyio.lowlevel.checkpoint()
+                self._incoming(data[(len(data) - 1) // _APPLY_SLICE * _APPLY_SLICE :])
                 if not data:
                     break
             ended = True  # the output ended (not a cancellation of the reader)
+        except AgentNotReading as exc:
+            self.exit_error = exc
+            raise
         finally:
             self.connection.connection_lost()
             if ended and self._process_watched and not self._exited.is_set():
@@ -218,12 +204,13 @@ class Pump:
                     scope.deadline = anyio.current_time() + 0.5
                     await self._exited.wait()
             status = self.exit_status
-            self.exit_error = AgentExited(
-                "the agent closed its output"
-                if status is None
-                else f"the agent exited with status {status}",
-                status,
-            )
+            if not isinstance(self.exit_error, AgentNotReading):
+                self.exit_error = AgentExited(
+                    "the agent closed its output"
+                    if status is None
+                    else f"the agent exited with status {status}",
+                    status,
+                )
             self._closed.set()
             for event in self._waiting.values():
                 event.set()
@@ -258,8 +245,10 @@ class Pump:
             self._recorder.incoming(data, self._max_line)
         conn = self.connection
         events = conn.receive_data(data) if data else conn.receive_eof()
+        self._owed.add(conn.data_to_send())
         self._kick.set()  # before the events wake anyone: what is owed goes out first
         self._dispatch(events)
+        self._owed.check(conn)
 
     async def _writer(self) -> None:
         """Write what reading owes the agent (answers, cancels), in order, off the reader."""
@@ -367,7 +356,7 @@ class Pump:
             return  # answered by the connection already (-32601, -32602)
         handler = self._handlers.get(event.method)
         if handler is None or self._tasks is None:
-            self._owed.append(self.connection.answer_unhandled(rid))
+            self._owed.add(self.connection.answer_unhandled(rid))
         else:
             self._tasks.start_soon(_serve, self, handler, event)
 
@@ -397,7 +386,7 @@ class Pump:
                 f"{perm.request_id!r}, which offered {offered!r}"
             )
         try:
-            self._owed.append(self.connection.answer_permission(perm.request_id, option))
+            self._owed.add(self.connection.answer_permission(perm.request_id, option))
         except LocalProtocolError:
             return  # the agent reused the id for another request: that one is decided on its own
         with contextlib.suppress(AgentExited):  # it stopped reading: the reader says how it ended
@@ -417,10 +406,13 @@ class Pump:
             for line in data.splitlines():
                 if line:
                     self._recorder.message("outgoing", line)
+        self._owed.in_flight = len(data)
         try:
             await self._send.write(data)
         except anyio.BrokenResourceError as exc:
             raise AgentExited(f"cannot write to the agent: {exc}") from exc
+        finally:
+            self._owed.in_flight = 0
 
     async def _write_owed_locked(self) -> None:
         """Write what is owed already (the caller holds the write lock, about to build)."""
@@ -429,9 +421,7 @@ class Pump:
 
     def _take_owed(self) -> bytes:
         """What reading owes the agent, in order; forgotten here (the caller writes it)."""
-        data = b"".join(self._owed) + self.connection.data_to_send()
-        self._owed.clear()
-        return data
+        return self._owed.take() + self.connection.data_to_send()
 
     async def _flush(self) -> None:
         """Write everything owed, in order.
@@ -510,7 +500,7 @@ class Pump:
         if self._closed.is_set():
             return
         try:
-            self._owed.append(self.connection.send_cancel_request(rid))
+            self._owed.add(self.connection.send_cancel_request(rid))
         except LocalProtocolError:
             return  # answered meanwhile
         self._kick.set()
@@ -552,7 +542,7 @@ async def _serve(pump: Pump, handler: RequestHandler, event: ev.AgentRequestRece
             data = conn.answer_unhandled(rid, failure)
     except (TypeError, ValueError, msgspec.EncodeError) as exc:
         data = conn.answer_unhandled(rid, f"its result cannot be encoded: {exc}")
-    pump._owed.append(data)
+    pump._owed.add(data)
     with contextlib.suppress(AgentExited):  # it stopped reading: the reader says how it ended
         await pump._flush()
 

@@ -101,6 +101,16 @@ class Replayer:
         self._typed_kinds: dict[type[Any], int] = {}
         self.messages = 0
         self.stderr_lines = 0
+        self.first_time: float | None = None
+        """The time of the first record that has one (formats with a clock), else ``None``."""
+        self.last_time: float | None = None
+        """The time of the last record that has one, else ``None``."""
+        self.clock: str | None = None
+        """``"epoch"`` (seconds since 1970) or ``"relative"`` (seconds since the recording
+        began) for :attr:`first_time` / :attr:`last_time`; ``None`` without times."""
+        self.session_times: dict[str, tuple[float, float]] = {}
+        """Per session id: the times of the first and last record naming the session (its
+        ``sessionId`` in the params or the result), for records that have a time."""
         self.skipped_unknown_direction = 0
         # v1 or v2, per connection of the log, and the v1 routing (V1-TO-V2.md 1.3)
         self._switch = LogSwitch(self, protocol=protocol, origins=self.origins)
@@ -125,6 +135,21 @@ class Replayer:
             return
         self._apply_record(record)
 
+    def note_time(
+        self, first: float, last: float, clock: str, session_id: str | None = None
+    ) -> None:
+        """Records with times from ``first`` to ``last`` were read (log order).
+
+        ``session_id``: the session those records name, if any (:attr:`session_times`).
+        """
+        if self.first_time is None:
+            self.first_time = first
+            self.clock = clock
+        self.last_time = last
+        if session_id is not None:
+            seen = self.session_times.get(session_id)
+            self.session_times[session_id] = (first if seen is None else seen[0], last)
+
     def _apply_record(self, record: Any) -> None:
         params = self._typed_update(record.direction, record.message)
         if params is None:
@@ -140,11 +165,18 @@ class Replayer:
         if session.side_events:
             session.side_events.clear()
 
-    def apply_updates(self, first_line: int, notes: list[Any]) -> None:
+    def apply_updates(
+        self,
+        first_line: int,
+        notes: list[Any],
+        times: list[float | None] | None = None,
+        clock: str = "epoch",
+    ) -> None:
         """Apply agent ``session/update`` notifications of consecutive log lines, typed.
 
         The log reader's fast lane (v2 logs, not strict): each update as
         :meth:`apply_record` would apply the record of its line, without the record.
+        ``times``: each line's record time (``None``: it has none), for :meth:`note_time`.
         """
         conn = self.connection
         sessions = conn._sessions
@@ -163,6 +195,8 @@ class Replayer:
         for session_id, run in runs:
             session = sessions.get(session_id)
             start = run[0] - first_line
+            if times:
+                self._note_run_times(times, start, start + len(run), clock, session_id)
             if session is None or session.closed:
                 for line in run:  # creates the session; a closed one takes the rules
                     conn.receive_update(notes[line - first_line].params, line=line)
@@ -171,6 +205,17 @@ class Replayer:
             events.clear()
         conn.line = first_line + n - 1
         self.messages += n
+
+    def _note_run_times(
+        self, times: list[float | None], start: int, end: int, clock: str, session_id: str
+    ) -> None:
+        first, last = times[start], times[end - 1]
+        if first is None or last is None:  # a record without a time: the ones with one
+            timed = [t for t in times[start:end] if t is not None]
+            if not timed:
+                return
+            first, last = timed[0], timed[-1]
+        self.note_time(first, last, clock, session_id)
 
     def _typed_update(self, direction: Any, message: Any) -> _Params | None:
         """The params of a well-formed v2 ``session/update`` from the agent (counted), else None."""
@@ -446,6 +491,9 @@ class _Feed:
         replayer = self.replayer
         if type(item) is LogRecord:
             replayer.apply_record(item)
+            if item.time is not None:
+                sid = _session_named(item.message)
+                replayer.note_time(item.time, item.time, item.clock or "epoch", sid)
             if self._progress is not None:
                 self._counted(1)
         else:
@@ -467,9 +515,11 @@ class _Feed:
         replayer = self.replayer
         return replayer.version is None and not replayer.strict and not replayer.stopped
 
-    def apply_updates(self, first_line: int, notes: list[Any]) -> None:
+    def apply_updates(
+        self, first_line: int, notes: list[Any], times: list[float | None], clock: str
+    ) -> None:
         """Apply a lane run (see :meth:`Replayer.apply_updates`)."""
-        self.replayer.apply_updates(first_line, notes)
+        self.replayer.apply_updates(first_line, notes, times, clock)
         if self._progress is not None:
             self._counted(len(notes))
 
@@ -479,6 +529,19 @@ class _Feed:
         if self._count // 20000 > before // 20000:
             assert self._progress is not None
             self._progress(self._count)
+
+
+def _session_named(message: Any) -> str | None:
+    """The ``sessionId`` a record's message names in its params or result, if any."""
+    if type(message) is not dict:
+        return None
+    for key in ("params", "result"):
+        part = message.get(key)
+        if type(part) is dict:
+            sid = part.get("sessionId")
+            if type(sid) is str:
+                return sid
+    return None
 
 
 def iter_kinds(counter: Mapping[str, int]) -> Iterable[tuple[str, int]]:

@@ -49,8 +49,10 @@ from ._framing import DEFAULT_MAX_LINE
 from ._process import kill, stop_group, unwrapped, watch_exit
 from ._prompts import PermissionState, PromptState
 from ._pump import (
+    DEFAULT_MAX_UNSENT,
     AgentError,
     AgentExited,
+    AgentNotReading,
     PermissionHandler,
     Pump,
     RequestFailed,
@@ -65,6 +67,8 @@ __all__ = [
     "AgentConnection",
     "AgentError",
     "AgentExited",
+    "AgentNotReading",
+    "DEFAULT_MAX_UNSENT",
     "EventStream",
     "PermissionHandler",
     "PromptHandle",
@@ -156,6 +160,9 @@ class AgentConnection(Pump):
             bound it with ``anyio.fail_after`` (or trio's, or ``asyncio.timeout``).
         max_line: the longest line accepted from the agent.
         terminal_limit: per-terminal byte retention limit (``None``: keep every byte).
+        max_unsent: bytes the client may owe the agent unread (answers to its requests,
+            cancels) before the connection ends with :class:`AgentNotReading` (an agent that
+            never reads its stdin would make them grow without end).
         unstable: opt-in (unstable) features of the ACP v2 Preview the sessions apply
             (``"prompt_suggestions"``, ``"cursors"``, ``"unknown_state"``; see ``Connection``).
         restore: a snapshot (``Connection.snapshot()``) to go on from: the connection is
@@ -347,6 +354,7 @@ async def open_agent(
     request_timeout: float | None = None,
     max_line: int = DEFAULT_MAX_LINE,
     terminal_limit: int | None = None,
+    max_unsent: int = DEFAULT_MAX_UNSENT,
     exit_timeout: float = 5.0,
     own_session: bool = False,
     unstable: Collection[str] = (),
@@ -402,6 +410,7 @@ async def open_agent(
         terminal_limit=terminal_limit,
         unstable=unstable,
         restore=restore,
+        max_unsent=max_unsent,
     )
     agent._process_watched = True  # _watch_exit reports the exit status
     try:

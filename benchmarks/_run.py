@@ -27,7 +27,7 @@ DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 QUICK_SIZES = (1_000, 4_000)
 NAMES = (
     "floor", "decode", "decode+reduce", "single", "scaling", "memory", "sdk", "cli",
-    "replay", "cli-floor", "import", "example", "jobs", "sdk-state",
+    "replay", "cli-floor", "import", "example", "jobs", "sdk-state", "summarize",
 )  # fmt: skip
 ALIASES = {"reduce": "decode+reduce"}
 TARGETS = {
@@ -387,6 +387,57 @@ class Harness:
             )
         self.report.add(fig)
 
+    def summarize(self) -> None:
+        """Issue 25: ``summarize_many`` of a fleet of small logs three ways, in one run."""
+        from ._fleet import FLEET, QUICK_FLEET
+
+        per_log = 200 if self.args.quick else 1000
+        log = self.log("mixed", per_log, "acp-client", full=True)
+        count = QUICK_FLEET if self.args.quick else FLEET
+        os.environ["ACP_BENCH_FLEET"] = str(count)
+        r = self.run_target("summarize", log, 1 if self.args.quick else 2)
+        label = f"{count}x {size_label(per_log)}"
+        if "error" in r:
+            self.report.add(Figure("summarize", label, error=r["error"]))
+            return
+        same = "rows equal" if r["same"] else "ROWS DIFFER"
+        note = f"{r['logs']} logs, {r['rows']} rows, {r['cpus']} CPUs, load {r['load']:.1f}"
+        self.report.add(
+            Figure(
+                "summarize",
+                f"{label} jobs 1",
+                value=r["jobs1"],
+                unit="s",
+                seconds=r["jobs1"],
+                note=note,
+            )
+        )
+        speed = r["jobs1"] / r["jobs2"]
+        self.report.add(
+            Figure(
+                "summarize",
+                f"{label} jobs 2",
+                value=speed,
+                unit="x faster",
+                seconds=r["jobs2"],
+                note=same,
+            )
+        )
+        if r["dask"] is None:
+            self.report.add(Figure("summarize", f"{label} dask", error=r["dask_error"]))
+            return
+        self.report.add(
+            Figure(
+                "summarize",
+                f"{label} dask 2w",
+                value=r["jobs1"] / r["dask"],
+                unit="x faster",
+                seconds=r["dask"],
+                note=f"LocalCluster of 2 worker processes, started in {r['dask_startup']:.1f} s"
+                f" (not counted); {same}",
+            )
+        )
+
     def sdk_state(self, n: int) -> None:
         log = self.log("mixed", n)
         r = self.run_target("sdk-state", log, self.repeat_for(n, 3))
@@ -465,6 +516,8 @@ class Harness:
         if want("sdk-state"):
             for n in sorted({sizes[0] if quick else 10_000, mid}):
                 self.sdk_state(n)
+        if want("summarize"):
+            self.summarize()
 
 
 def _parse_only(values: Sequence[str]) -> set[str]:

@@ -346,6 +346,14 @@ def _issue23(name: str) -> Callable[[Path, int, bool], Result]:
     return run
 
 
+def target_summarize(path: Path, repeat: int, use_gc: bool) -> Result:
+    """``summarize_many`` of 1,000 copies of the log: jobs 1, jobs 2, a LocalCluster."""
+    from . import _fleet
+
+    count = int(os.environ.get("ACP_BENCH_FLEET", _fleet.FLEET))
+    return _fleet.target_summarize(path, repeat, count)
+
+
 TARGETS: dict[str, Callable[[Path, int, bool], Result]] = {
     "floor": target_floor,
     "decode": target_decode,
@@ -355,6 +363,7 @@ TARGETS: dict[str, Callable[[Path, int, bool], Result]] = {
     "sdk": target_sdk,
     "cli": target_cli,
     "replay": target_replay,
+    "summarize": target_summarize,
     **{
         name: _issue23(name)
         for name in ("replay-wire", "sdk-state", "cli-floor", "import", "example", "jobs")

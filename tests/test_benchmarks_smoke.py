@@ -208,11 +208,16 @@ def test_harness_quick_json(tmp_path: Path) -> None:
         ("replay", "mixed acp-client 600"), ("replay", "mixed capture 600"),
         ("cli-floor", "mixed 600"), ("import", "-"), ("example", "bundled"), ("jobs", "8x 600"),
         ("sdk-state", "mixed 300"), ("sdk-state", "mixed 600"),
+        ("summarize", "100x 200 jobs 1"), ("summarize", "100x 200 jobs 2"),
+        ("summarize", "100x 200 dask 2w"),
     ):  # fmt: skip
         assert expected in names
     for f in figures:  # the figures of issue 23 are all measured (not judged here)
         if f["name"] in ("replay", "cli-floor", "import", "example", "jobs", "sdk-state"):
             assert f["error"] is None and f["value"] > 0, f
+        if f["name"] == "summarize":  # issue 25: three ways, the same rows
+            assert f["error"] is None and f["value"] > 0, f
+            assert f["note"].endswith("rows equal") or f["log"].endswith("jobs 1"), f
     for f in figures:
         if f["name"] in ("floor", "sdk"):
             assert f["error"] is None, f

@@ -95,3 +95,16 @@ def test_a_slow_redraw_makes_the_next_one_wait_longer() -> None:
     view.refresh()
     assert view.interval == 0.5 / LiveView.SHARE
     view.stop()
+
+
+def test_the_last_frame_is_the_whole_view_though_live_frames_show_the_end() -> None:
+    # `run` draws its live frames from the last 30 entries; the frame left on screen when it
+    # ends is the whole conversation, as the README says (it used to be cropped silently).
+    console, out = _console()
+    view = LiveView(console, lambda: _tall(50), last=lambda: Text("WHOLE\n") + _tall(80))
+    view.start()
+    view.refresh()
+    assert "WHOLE" not in out.getvalue()
+    view.stop()
+    shown = out.getvalue()
+    assert "WHOLE" in shown and "line 79" in shown

@@ -351,15 +351,21 @@ def test_ctrl_c_withdrawing_a_held_prompt_is_an_interruption(tmp_path: Path) -> 
     assert json.loads(out)["sessions"][0]["prompts"][0]["status"] == "rejected"
 
 
-#: An inline v2 agent up to a turn that runs: session s1, prompt u1 accepted and echoed.
-TURN_STARTED = (
+#: An inline v2 agent up to its session s1 (``update(u)`` sends one of its updates).
+SESSION_STARTED = (
     AGENT_IO
     + """def update(u):
     send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": u}})
 answer_initialize("agent")
 m = recv()
 send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "s1"}})
-m = recv()
+"""
+)
+
+#: An inline v2 agent up to a turn that runs: session s1, prompt u1 accepted and echoed.
+TURN_STARTED = (
+    SESSION_STARTED
+    + """m = recv()
 send({"jsonrpc": "2.0", "id": m["id"], "result": {"messageId": "u1"}})
 update({"sessionUpdate": "user_message", "messageId": "u1", "content": m["params"]["prompt"]})
 update({"sessionUpdate": "state_update", "state": "running"})

@@ -285,3 +285,21 @@ def test_preview_replay_markers_match_reference_model(
     snapshot's ``replay`` key."""
     ours, reference = reduce_with_connection(conversation), reduce_with_model(conversation)
     assert ours == reference, "\n".join(_diff(ours, reference))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    conversations(
+        close=None, children=True, retries=True, session_messages=True, replay_markers=True
+    )
+)
+def test_preview_trees_and_retries_match_reference_model(
+    conversation: list[tuple[str, Any]],
+) -> None:
+    """ACP v2 Preview P1-P9, P16-P21, P26-P30: child sessions (nested, announced after
+    their own traffic, patched, refused announcements, joining a resume's replay with or
+    without their own marker) and keyed prompt retries reduce as the reference model
+    reads them, message by message and in agent reads of wire bytes."""
+    reference = reduce_with_model(conversation)
+    for ours in (reduce_with_connection(conversation), reduce_with_reads(conversation)):
+        assert ours == reference, "\n".join(_diff(ours, reference))

@@ -17,7 +17,10 @@ def test_public_names_are_exported_and_documented() -> None:
 def test_import_does_not_pull_heavy_dependencies() -> None:
     code = (
         "import sys, acp_client, acp_client.schema, acp_client.logs, acp_client.testing\n"
-        "bad = [m for m in ('trio', 'hypothesis', 'rich', 'pyte') if m in sys.modules]\n"
+        "acp_client.summarize_many([]), acp_client.SessionSummary\n"
+        "heavy = ('trio', 'hypothesis', 'rich', 'pyte', 'anyio', 'dask', 'distributed',\n"
+        "         'pyarrow')\n"
+        "bad = [m for m in heavy if m in sys.modules]\n"
         "print(','.join(bad))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -52,9 +55,9 @@ PINNED = {
         "FailedRequest", "LimitExceeded", "ListView", "LocalProtocolError", "MessageState",
         "PermissionState", "PlanState", "PromptState", "RemoteProtocolError", "ReplayBatch",
         "ReplayResult", "ReplayedLog", "Replayer", "Role",
-        "SNAPSHOT_FORMAT", "SentRequest", "Session", "TerminalState", "TimelineEntry",
-        "ToolCallState", "__version__", "convert", "encode", "events", "load_session",
-        "replay_log", "replay_many", "schema", "to_builtins",
+        "SNAPSHOT_FORMAT", "SentRequest", "Session", "SessionSummary", "TerminalState",
+        "TimelineEntry", "ToolCallState", "__version__", "convert", "encode", "events",
+        "load_session", "replay_log", "replay_many", "schema", "summarize_many", "to_builtins",
     },
     "acp_client.v1": {"AdapterOrigin", "Direction", "V1Adapter", "detect_v1", "v1_hint"},
     "acp_client.testing": {
@@ -62,10 +65,10 @@ PINNED = {
         "StoredLog", "log_lines",
     },
     "acp_client.testing.strategies": {
-        "CONTENT_BLOCK_KINDS", "UPDATE_KINDS", "byte_stream_splits", "chunked_message_updates",
-        "content_blocks", "conversations", "damaged_update_pairs", "prompt_echo_interleavings",
-        "rechunkings", "session_message_traffic", "stored_logs", "terminal_byte_splits",
-        "updates", "v1_streams",
+        "CONTENT_BLOCK_KINDS", "UPDATE_KINDS", "byte_stream_splits", "child_sessions",
+        "chunked_message_updates", "content_blocks", "conversations", "damaged_update_pairs",
+        "prompt_echo_interleavings", "rechunkings", "session_message_traffic", "stored_logs",
+        "terminal_byte_splits", "updates", "v1_streams",
     },
     "acp_client.logs": {
         "FORMATS", "FormatId", "LogIterator", "LogReadResult", "LogReader", "LogRecord",
@@ -88,7 +91,8 @@ PINNED = {
         "PromptSuggestionsUpdated", "CursorUpserted",
     },
     "acp_client.transport": {
-        "AgentConnection", "AgentError", "AgentExited", "EventStream", "PermissionHandler",
+        "AgentConnection", "AgentError", "AgentExited", "AgentNotReading", "DEFAULT_MAX_UNSENT",
+        "EventStream", "PermissionHandler",
         "PromptHandle", "RecordingError", "RequestFailed", "RequestHandler", "RequestTimeout",
         "allow_once", "open_agent", "reject",
     },

@@ -2,8 +2,9 @@
 
 ``plan_removed`` takes the plan out of the snapshot's ``plans``; the rendered view of
 ``acp-client replay`` / ``run`` and the HTML page still say that it was removed (a
-"plan ... removed" line in the plans), as long as no later update set it again. The
-snapshot itself (``--json``) is unchanged: it carries no removed plans.
+"plan ... removed" line in the timeline, where the removal happened among the entries),
+as long as no later update set it again. The snapshot itself (``--json``) is unchanged:
+it carries no removed plans and no position (the connection's ordinals give it).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rich.console import Console
 from acp_client import Connection, replay_log
 from acp_client.cli import main
 from acp_client.cli._render import snapshot_renderable
-from acp_client.cli._values import removed_plans
+from acp_client.cli._values import Removals, removed_plans
 
 _HEAD: list[dict[str, Any]] = handshake_lines("sess_p")
 
@@ -97,7 +98,7 @@ def _connection(lines: list[dict[str, Any]]) -> Connection:
 def test_run_view_says_the_plan_was_removed() -> None:
     """``run``'s view: what ``removed_plans`` collects from the live connection is shown."""
     conn = _connection(_HEAD + _UPDATES)
-    assert removed_plans(conn.sessions) == [("sess_p", "p1")]
+    assert removed_plans(conn.sessions) == [("sess_p", "p1", 0)]
     console = Console(record=True, width=100, markup=False)
     console.print(snapshot_renderable(conn.snapshot(), removed_plans=removed_plans(conn.sessions)))
     out = console.export_text()
@@ -121,6 +122,102 @@ def test_removed_plans_are_those_removed_and_not_set_again(ops: list[tuple[bool,
         else:
             present.setdefault(pid, None)
             expected.pop(pid, None)
-    got = [pid for _, pid in removed_plans(conn.sessions)]
+    got = [pid for _, pid, _ in removed_plans(conn.sessions)]
     assert got == list(expected)
     assert set(got).isdisjoint(conn.session("sess_p").plans)
+
+
+# -- where in the timeline ----------------------------------------------------------------
+
+
+def _say(message_id: str, said: str) -> dict[str, Any]:
+    content = [{"type": "text", "text": said}]
+    return _update({"sessionUpdate": "agent_message", "messageId": message_id, "content": content})
+
+
+# a1, plan p1, a2, p1 removed, a3, a2 again (no new entry): the removal is after a2
+_PLACED = [
+    _say("a1", "first words"),
+    _plan("p1", "the plan"),
+    _say("a2", "second words"),
+    _removed("p1"),
+    _say("a3", "third words"),
+    _say("a2", "second words, edited"),
+]
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_removal_is_shown_where_it_happened_in_the_replay_view(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "placed.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in _HEAD + _PLACED))
+    assert main(["replay", str(path)]) == 0
+    out = _flat(capsys.readouterr().out)
+    assert out.index("second words") < out.index("plan p1 removed") < out.index("third words")
+    assert out.count("plan p1 removed") == 1  # not again in the plans section
+    page = tmp_path / "page.html"
+    assert main(["replay", str(path), "--html", str(page)]) == 0
+    html = page.read_text(encoding="utf-8")
+    line = '<p class="dim">plan <span class="id">p1</span> removed</p>'
+    assert html.index("second words") < html.index(line) < html.index("third words")
+    assert html.count(line) == 1
+
+
+def test_run_view_places_the_removal_and_respects_last_entries() -> None:
+    conn = _connection(_HEAD + _PLACED)
+    removed = removed_plans(conn.sessions)
+    assert removed == [("sess_p", "p1", 2)]
+    console = Console(record=True, width=100, markup=False)
+    view = snapshot_renderable(conn.snapshot(), removed_plans=removed, last_entries=1)
+    console.print(view)
+    out = _flat(console.export_text())
+    # a1 and a2 are hidden: the removal (after them) comes before the one entry shown
+    assert out.index("2 earlier timeline entries") < out.index("plan p1 removed")
+    assert out.index("plan p1 removed") < out.index("third words")
+
+
+def test_a_pair_without_position_stays_in_the_plans_section() -> None:
+    marks = Removals([("s", "p1"), ("s", "p2", 1), ["s", "p3", 9]])  # JSON gives lists
+    assert marks.unplaced == {"s": ["p1"]}
+    assert marks.slots("s", 2) == [[], ["p2"], ["p3"]]
+    assert marks.slots("s", 2, start=1) == [["p2"], [], ["p3"]]
+    assert marks.slots("other", 0) == [[]]
+
+
+_OPS = st.lists(
+    st.tuples(st.sampled_from(["say", "plan", "remove"]), st.sampled_from(["x", "y", "z"])),
+    max_size=14,
+)
+
+
+@given(_OPS)
+def test_a_removal_sits_after_the_entries_first_seen_before_it(
+    ops: list[tuple[str, str]],
+) -> None:
+    """P45 in the views: each removal's position counts the distinct messages said before
+    it (an entry said again later does not move), whatever the order of the operations."""
+    updates = []
+    for op, name in ops:
+        if op == "say":
+            updates.append(_say("m" + name, name))
+        else:
+            updates.append(_plan(name, "x") if op == "plan" else _removed(name))
+    conn = _connection(_HEAD + updates)
+    expected: dict[str, int] = {}
+    said: set[str] = set()
+    present: set[str] = set()
+    for op, name in ops:
+        if op == "say":
+            said.add(name)
+        elif op == "plan":
+            present.add(name)
+            expected.pop(name, None)
+        elif name in present:
+            present.discard(name)
+            expected.pop(name, None)
+            expected[name] = len(said)
+    assert [(pid, pos) for _, pid, pos in removed_plans(conn.sessions)] == list(expected.items())

@@ -7,14 +7,17 @@ order, an aggregate status, the first success's ``messageId``.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 from helpers import INFO, Live, Log, error, msg, request, response, text
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acp_client import LocalProtocolError, load_session
+from acp_client import Connection, LocalProtocolError, load_session
+from acp_client.testing import ReferenceModel
+from acp_client.testing.strategies import conversations
 
 S = "sess_s"
 
@@ -216,14 +219,52 @@ def test_property_retries_under_one_key_give_one_submission(
     snap = log.session(S)
     (prompt,) = snap["prompts"]
     assert [a["requestId"] for a in prompt["attempts"]] == list(range(10, 10 + len(outcomes)))
-    users = [e for e in snap["timeline"] if e.get("role") == "user"]
-    assert len(users) <= 1
-    expected = (
-        "accepted"
-        if "u7" in outcomes
-        else "rejected"
-        if all(o == "error" for o in outcomes)
-        else "pending"
-    )
-    assert prompt["status"] == expected
+    check_keyed_submissions(snap)
     assert log.codes() == []
+
+
+def check_keyed_submissions(session: dict[str, Any]) -> None:
+    """One snapshot session's keyed PROMPTs: one per key, the status their attempts give
+    (P29), the bound id one of theirs (P30), at most one user message for the key."""
+    keyed = [p for p in session["prompts"] if "idempotencyKey" in p]
+    assert len({p["idempotencyKey"] for p in keyed}) == len(keyed)  # P26, P27
+    users = [e["messageId"] for e in session["timeline"] if e.get("role") == "user"]
+    for prompt in keyed:
+        statuses = [a["status"] for a in prompt["attempts"]]
+        assert prompt["requestId"] == prompt["attempts"][0]["requestId"]
+        expected = (
+            "accepted"
+            if "accepted" in statuses
+            else "rejected"
+            if all(s == "rejected" for s in statuses)
+            else "pending"
+        )
+        assert prompt["status"] == expected
+        ids = {a["messageId"] for a in prompt["attempts"] if "messageId" in a}
+        if expected == "accepted" and ids:
+            assert prompt["messageId"] in ids
+        assert sum(users.count(i) for i in ids) <= 1
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conversations(session_id=S, retries=True, close=None))
+def test_property_generated_retries_give_one_submission_per_key(
+    conversation: list[tuple[str, Any]],
+) -> None:
+    """The same for the testing kit's conversations with keyed retries (a lost response,
+    an error, two attempts in flight; an echo once): one submission per key, at most one
+    user message, no idempotency diagnostic, and the reference model agrees (P26-P30)."""
+    conn = Connection(live=False)
+    for direction, message in copy.deepcopy(conversation):
+        conn.receive_message(message, direction)
+    snapshot = conn.snapshot()
+    check_keyed_submissions(snapshot["sessions"][0])
+    sent = [m for d, m in conversation if d == "outgoing" and m.get("method") == "session/prompt"]
+    keys = {m["params"].get("idempotencyKey") for m in sent} - {None}
+    plain = [m for m in sent if "idempotencyKey" not in m["params"]]
+    assert len(snapshot["sessions"][0]["prompts"]) == len(keys) + len(plain)
+    assert not [d for d in snapshot["diagnostics"] if d["code"].startswith("idempotency")]
+    model = ReferenceModel()
+    model.feed_all(copy.deepcopy(conversation))
+    snapshot["diagnostics"] = []
+    assert snapshot == model.snapshot()

@@ -24,11 +24,13 @@ from helpers import (
     text,
     update,
 )
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acp_client import Connection, LocalProtocolError, load_session
 from acp_client.events import SessionCreated, TreeUpdateApplied
+from acp_client.testing import ReferenceModel
+from acp_client.testing.strategies import child_sessions
 
 P, C, Q = "sess_p", "sess_c", "sess_q"
 
@@ -238,6 +240,40 @@ _CHILD_TRAFFIC = [
 ]
 
 
+_TREE_KEYS = ("parentSessionId", "subagent", "children")
+
+
+def own_state(conn: Connection, sid: str) -> dict[str, Any]:
+    """A session's snapshot without its place in the tree (which its parent decides)."""
+    snap = conn.session(sid).snapshot()
+    for key in _TREE_KEYS:
+        snap.pop(key, None)
+    return snap
+
+
+def check_own_states_independent(
+    streams: dict[str, list[dict[str, Any]]], order: list[str], root: str
+) -> Connection:
+    """Feed each session's stream in ``order`` (one label per message, per-stream order
+    kept) after ``root``'s ``session/new``; every other session's own state must be what
+    its own stream alone gives (P2, P8). Returns the interleaved connection."""
+    positions = dict.fromkeys(streams, 0)
+    conn = Connection(live=False)
+    conn.receive_message(request(1, "session/new", {"cwd": "/", "mcpServers": []}), "outgoing")
+    conn.receive_message(response(1, {"sessionId": root}), "incoming")
+    for key in order:
+        conn.receive_message(streams[key][positions[key]], "incoming")
+        positions[key] += 1
+    for sid, stream in streams.items():
+        if sid == root:
+            continue
+        alone = Connection(live=False)
+        for m in stream:
+            alone.receive_message(m, "incoming")
+        assert own_state(conn, sid) == own_state(alone, sid), sid
+    return conn
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_property_child_state_is_independent_of_interleaving(data: st.DataObject) -> None:
@@ -253,21 +289,37 @@ def test_property_child_state_is_independent_of_interleaving(data: st.DataObject
         "sess_d": [update(u, "sess_d") for u in _CHILD_TRAFFIC[:3]],
     }
     order = data.draw(st.permutations([k for k, v in streams.items() for _ in v]))
-    positions = dict.fromkeys(streams, 0)
-    conn = Connection(live=False)
-    conn.receive_message(request(1, "session/new", {"cwd": "/", "mcpServers": []}), "outgoing")
-    conn.receive_message(response(1, {"sessionId": P}), "incoming")
-    for key in order:
-        conn.receive_message(streams[key][positions[key]], "incoming")
-        positions[key] += 1
-    child = conn.session(C).snapshot()
-    reference = Connection(live=False)
-    for m in streams[P][:1] + streams[C]:
-        reference.receive_message(m, "incoming")
-    expected = reference.session(C).snapshot()
-    assert child == expected
+    conn = check_own_states_independent(streams, order, P)
+    assert conn.session(C).snapshot()["subagent"] == {"title": "one"}
     assert conn.session("sess_d").tree.parent_id == P
     assert conn.session(P).tree.children == [C, "sess_d"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(child_sessions(P), st.data())
+def test_property_generated_children_are_independent_of_interleaving(
+    exchange: list[tuple[str, dict[str, Any]]], data: st.DataObject
+) -> None:
+    """The same with the testing kit's generated trees (nested children, patches, refused
+    announcements, traffic before announcements): any other interleaving of the
+    sessions' traffic gives each child the same own state, and the library and the
+    reference model agree on both (P1-P9)."""
+    streams: dict[str, list[dict[str, Any]]] = {}
+    for _, m in exchange:
+        streams.setdefault(m["params"]["sessionId"], []).append(m)
+    streams.setdefault(P, [])
+    order = data.draw(st.permutations([k for k, v in streams.items() for _ in v]))
+    conn = check_own_states_independent(streams, order, P)
+    model = ReferenceModel()
+    model.feed("outgoing", request(1, "session/new", {"cwd": "/", "mcpServers": []}))
+    model.feed("incoming", response(1, {"sessionId": P}))
+    positions = dict.fromkeys(streams, 0)
+    for key in order:
+        model.feed("incoming", streams[key][positions[key]])
+        positions[key] += 1
+    ours = conn.snapshot()
+    ours["diagnostics"] = []
+    assert ours == model.snapshot()
 
 
 def test_p9_references_never_create_a_session() -> None:

@@ -104,6 +104,9 @@ def _outcome(result: ReplayResult) -> dict[str, Any]:
         "format": result.format,
         "ok": (result.ok, result.fatal, result.stopped_early),
         "version": replayer.version,
+        # the record times of the summaries (issue 25), per log and per session
+        "times": (replayer.first_time, replayer.last_time, replayer.clock),
+        "session_times": replayer.session_times,
     }
 
 
@@ -167,9 +170,9 @@ def test_the_lane_takes_the_runs_of_agent_notifications(monkeypatch: Any) -> Non
     taken: list[int] = []
     apply_updates = Replayer.apply_updates
 
-    def spy(self: Replayer, first_line: int, notes: list[Any]) -> None:
+    def spy(self: Replayer, first_line: int, notes: list[Any], *times: Any) -> None:
         taken.append(len(notes))
-        apply_updates(self, first_line, notes)
+        apply_updates(self, first_line, notes, *times)
 
     monkeypatch.setattr(Replayer, "apply_updates", spy)
     chunks = [("incoming", _chunk(f"piece {i} ")) for i in range(500)]

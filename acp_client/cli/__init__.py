@@ -1,4 +1,4 @@
-"""The ``acp-client`` command line: ``replay`` stored logs, ``run`` a live agent.
+"""The ``acp-client`` command line: ``replay`` and ``summarize`` stored logs, ``run`` an agent.
 
 Exit codes (also in ``acp-client replay --help`` and the README):
 
@@ -19,9 +19,9 @@ import argparse
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import IO, TypeVar
 
-__all__ = ["DISTRIBUTION", "UsageError", "build_parser", "dump_json", "main"]
+__all__ = ["DISTRIBUTION", "UsageError", "build_parser", "dump_json", "main", "write_json"]
 
 _N = TypeVar("_N", int, float)
 
@@ -31,6 +31,7 @@ DISTRIBUTION = "acp-client-state"
 
 EXIT_OK = 0
 EXIT_STRICT = 1
+EXIT_NOT_WRITTEN = 1  # run: the final snapshot could not be written (out of memory)
 EXIT_USAGE = 2
 EXIT_UNREADABLE = 3
 EXIT_STOPPED = 4
@@ -44,7 +45,7 @@ exit status:
   0    done (replay: every log read to its end; run: the last turn ended with end_turn)
   1    replay --strict stopped at the first error diagnostic
   2    wrong usage
-  3    replay: a log could not be read
+  3    replay, summarize: a log could not be read
   4    run: the last turn ended with another stop reason
   5    run: the agent failed, exited or hung
   129  stopped by SIGHUP, 130 interrupted (Ctrl-C), 143 stopped by SIGTERM
@@ -56,6 +57,7 @@ examples:
   acp-client replay --json logs/ > out.ndjson one snapshot per log of a folder, as JSON lines
   acp-client replay --follow --events LOG    a log still being written, one JSON line per change
   acp-client replay LOG --html page.html     the conversation as one self-contained web page
+  acp-client summarize --jobs 0 logs/ --out fleet.parquet   one row per session of every log
   acp-client run --prompt 'hello' -- AGENT   start an agent over stdio and talk to it
 """
 
@@ -74,14 +76,20 @@ With no LOG, the example log shipped inside the package is replayed.
 _RUN_EPILOG = """\
 exit status:
   0    the last turn ended with stop reason end_turn
+  1    the final snapshot (--json, --events) could not be written whole: out of memory
   4    it ended with another stop reason (cancelled, refusal, max_tokens, ...)
-  5    the agent failed, exited or hung, or the recording could not be written
+  5    the agent failed, exited, hung or did not read its input, or the recording could
+       not be written
   2    wrong usage
   129  stopped by SIGHUP (the terminal closed)
   130  interrupted (a first Ctrl-C during a turn cancels it with session/cancel;
        also when that cancel withdrew a prompt the agent had not taken yet)
   143  stopped by SIGTERM
 """
+
+
+RUN_TERMINAL_LIMIT = 4 << 20
+"""``run --terminal-limit``'s default: bytes of each terminal's output kept (4 MiB)."""
 
 
 class UsageError(Exception):
@@ -206,6 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
         " not with --stats or --follow; exit status as above, 2 if FILE cannot be written",
     )
 
+    from ._summarize_cmd import add_summarize_parser
+
+    add_summarize_parser(commands)
+
     run = commands.add_parser(
         "run",
         help="start an agent, send prompts and show the conversation live",
@@ -241,6 +253,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="log in first (auth/login; authenticate in v1) with one of the agent's authMethods",
     )
     run.add_argument("--cwd", metavar="DIR", help="working directory of the session")
+    run.add_argument(
+        "--terminal-limit",
+        type=_byte_count,
+        default=RUN_TERMINAL_LIMIT,
+        metavar="BYTES",
+        help=f"retain the last BYTES of each terminal's output (default {RUN_TERMINAL_LIMIT:,};"
+        " the count of dropped bytes is kept)",
+    )
     _add_unstable(run)
     run.add_argument(
         "--timeout",
@@ -294,6 +314,11 @@ def dump_json(value: object, *, indent: int | None = None) -> str:
     except ValueError:  # a number beyond a double, read as infinity: null, as encode() does
         value = _finite(value)
         text = json.dumps(value, ensure_ascii=sys.stdout.isatty(), indent=indent)
+    return _safe_json_text(text)
+
+
+def _safe_json_text(text: str) -> str:
+    """JSON text as written out: lone surrogates, DEL and C1 controls as escapes."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from a lenient read: write its escape
@@ -302,6 +327,30 @@ def dump_json(value: object, *, indent: int | None = None) -> str:
     # OSC among them) raw when piped; outside strings JSON has none, so their escapes are
     # the same JSON text.
     return _DEL_C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_JSON_WRITE = 1 << 20  # characters of JSON text gathered per write
+
+
+def write_json(value: object, out: IO[str], *, indent: int | None = None) -> None:
+    """:func:`dump_json` written to ``out`` a piece at a time, then a newline.
+
+    Never holds the whole text (a snapshot of a gigabyte of agent output would need several
+    copies of it): the encoder's pieces are made safe and written about a megabyte at a time.
+    """
+    import json
+
+    encoder = json.JSONEncoder(ensure_ascii=sys.stdout.isatty(), indent=indent)
+    held: list[str] = []
+    size = 0
+    for piece in encoder.iterencode(_finite(value)):
+        held.append(piece)
+        size += len(piece)
+        if size >= _JSON_WRITE:
+            out.write(_safe_json_text("".join(held)))
+            held, size = [], 0
+    held.append("\n")
+    out.write(_safe_json_text("".join(held)))
 
 
 def _finite(value: object) -> object:
@@ -336,6 +385,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ._replay_cmd import replay_command
 
             return replay_command(args)
+        if args.command == "summarize":
+            from ._summarize_cmd import summarize_command
+
+            return summarize_command(args)
         from ._run_cmd import run_command
 
         agent = list(args.agent or [])

@@ -36,7 +36,7 @@ from ._html_timeline import (
     terminal,
     value_html,
 )
-from ._values import session_status
+from ._values import Removals, session_status
 
 __all__ = ["LogPage", "render_page", "write_page"]
 
@@ -105,8 +105,10 @@ class LogPage:
     protocol: int | None = None
     failed_requests: Sequence[Mapping[str, Any]] = ()
     truncated_terminals: Iterable[Sequence[str]] = ()
-    removed_plans: Iterable[Sequence[str]] = ()
-    """``(sessionId, planId)`` of the plans a ``plan_removed`` deleted (ACP v2 Preview P45)."""
+    removed_plans: Iterable[Sequence[object]] = ()
+    """``(sessionId, planId, position)`` of the plans a ``plan_removed`` deleted (ACP v2
+    Preview P45): shown in the timeline before the entry at ``position`` (a pair without
+    one: in the plans section)."""
 
 
 @dataclass
@@ -114,7 +116,7 @@ class _Marks:
     """What the page shows beside the snapshot: cut terminals, removed plans (by session)."""
 
     truncated: set[tuple[str, str]]
-    removed: dict[str, list[str]]
+    removed: Removals
 
 
 # -- the rest of a session --------------------------------------------------------------------
@@ -181,11 +183,13 @@ def _plans(plans: object, removed: Sequence[str] = ()) -> str:
             for e in dicts(content.get("entries"))
         ]
         out.append(f'<ul class="plan">{"".join(items)}</ul>' if items else "<p>(empty plan)</p>")
-    out += [
-        f'<p class="dim">plan <span class="id">{esc(plan_id)}</span> removed</p>'
-        for plan_id in removed
-    ]
+    out += [_removed_plan(plan_id) for plan_id in removed]
     return "".join(out)
+
+
+def _removed_plan(plan_id: str) -> str:
+    """The line saying a ``plan_removed`` deleted that plan (P45)."""
+    return f'<p class="dim">plan <span class="id">{esc(plan_id)}</span> removed</p>'
 
 
 def _usage(usage: object) -> str:
@@ -327,7 +331,12 @@ def _session(
     ]
     terminals = {str(t.get("terminalId")): t for t in dicts(session.get("terminals"))}
     ctx = Context(terminals, {tid for sid, tid in marks.truncated if sid == session_id})
-    out.extend(entry(item, ctx) for item in dicts(session.get("timeline")))
+    items = list(dicts(session.get("timeline")))
+    slots = marks.removed.slots(session_id, len(items))
+    for item, removed in zip(items, slots, strict=False):
+        out += [_removed_plan(plan_id) for plan_id in removed]  # P45, where it happened
+        out.append(entry(item, ctx))
+    out += [_removed_plan(plan_id) for plan_id in slots[-1]]
     unretained = [entry(item, ctx) for item in dicts(session.get("unretained"))]
     if unretained:
         out.append(
@@ -337,7 +346,7 @@ def _session(
     others = [terminal(t, ctx) for tid, t in terminals.items() if tid not in ctx.shown]
     if others:
         out.append("<h4>terminals</h4>" + "".join(others))
-    out.append(_plans(session.get("plans"), marks.removed.get(session_id, ())))
+    out.append(_plans(session.get("plans"), marks.removed.unplaced.get(session_id, ())))
     out.append(_suggestions(session))
     out.append(_usage(session.get("usage")))
     out.append(_notices(session.get("notices")))
@@ -412,9 +421,8 @@ def _diagnostics(diagnostics: object) -> str:
 def _log(page: LogPage, version: str) -> str:
     snapshot = page.snapshot
     sessions = list(dicts(snapshot.get("sessions")))
-    marks = _Marks({(str(sid), str(tid)) for sid, tid in page.truncated_terminals}, {})
-    for sid, pid in page.removed_plans:
-        marks.removed.setdefault(str(sid), []).append(str(pid))
+    truncated = {(str(sid), str(tid)) for sid, tid in page.truncated_terminals}
+    marks = _Marks(truncated, Removals(page.removed_plans))
     protocol = f"v{page.protocol}" if page.protocol is not None else "not detected"
     meta = (
         f"<dt>log</dt><dd>{esc(page.name or 'example log (shipped in the package)')}</dd>"

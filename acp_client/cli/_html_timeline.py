@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._html_text import decode_output, esc, markdown_html, terminal_html
-from ._sanitize import sanitize_json
+from ._sanitize import clip_middle, sanitize_json
 from ._values import dicts, patch_lines
 
 __all__ = [
@@ -89,7 +89,11 @@ def _blocks(blocks: object) -> str:
 
     def flush() -> None:
         if pending:
-            out.append(markdown_html("".join(pending)))
+            head, hidden, tail = clip_middle("".join(pending))  # Markdown of TEXT_LIMIT at most
+            out.append(markdown_html(head))
+            if hidden:
+                note = f"… {hidden:,} more characters not shown (`replay --json` has them all)"
+                out.append(f'<p class="dim">{note}</p>' + markdown_html(tail))
             pending.clear()
 
     for block in blocks if isinstance(blocks, list) else ():

@@ -29,6 +29,8 @@ def detach_dead_terminal(fd: int) -> None:
 class LiveView:
     """A rich ``Live`` showing ``render()``, cropped to the terminal's height.
 
+    :meth:`stop` draws ``last()`` (by default ``render()``) as the final frame, whole: the
+    live frames may show only the end of a long conversation, the last one shows it all.
     A question pauses it: its last frame stays above the question, and a new ``Live``
     starts below the answer (a restarted one would draw uncropped, or over the question).
     A write that fails (the terminal went away) turns the view off for good.
@@ -39,10 +41,15 @@ class LiveView:
     SHARE = 0.25
 
     def __init__(
-        self, console: Any, render: Callable[[], Any], clock: Callable[[], float] = time.monotonic
+        self,
+        console: Any,
+        render: Callable[[], Any],
+        clock: Callable[[], float] = time.monotonic,
+        last: Callable[[], Any] | None = None,
     ) -> None:
         self._console = console
         self._render = render
+        self._last = render if last is None else last
         self._clock = clock
         self._cost = 0.0  # seconds the last redraw took
         self._live: Any = None  # the rich Live on screen, if any
@@ -89,7 +96,7 @@ class LiveView:
         self._on = False
         if self._live is None and not self.failed:
             self._show()
-        self._hide()
+        self._hide(self._last)
 
     def _show(self) -> None:
         from rich.live import Live
@@ -100,13 +107,14 @@ class LiveView:
         self._live = live
         self._guard(live, lambda: live.start(refresh=True))
 
-    def _hide(self) -> None:
+    def _hide(self, render: Callable[[], Any] | None = None) -> None:
         live, self._live = self._live, None
         if live is None:
             return
+        frame = self._render if render is None else render
 
         def last_frame() -> None:
-            live.update(self._render(), refresh=True)
+            live.update(frame(), refresh=True)
             live.stop()  # the last frame drawn whole (rich: vertical overflow visible)
 
         self._guard(live, last_frame)

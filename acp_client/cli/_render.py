@@ -41,6 +41,7 @@ from ._render_text import _PIECE_CHARS as _PIECE_CHARS
 from ._render_text import _PIECE_LINES as _PIECE_LINES
 from ._render_text import _indent, _line, _s
 from ._render_text import plain_text as plain_text
+from ._values import Removals
 from ._values import dicts as _dicts
 
 __all__ = ["SNAPSHOT_FORMAT", "render_snapshot", "snapshot_renderable"]
@@ -56,12 +57,10 @@ class _Renderer(_EntityRenderer):
         self,
         options: _Options,
         truncated: Iterable[Sequence[str]] = (),
-        removed: Iterable[Sequence[str]] = (),
+        removed: Iterable[Sequence[object]] = (),
     ) -> None:
         super().__init__(options, truncated)
-        self.removed: dict[str, list[str]] = {}
-        for session_id, plan_id in removed:
-            self.removed.setdefault(str(session_id), []).append(str(plan_id))
+        self.removed = Removals(removed)
 
     def session(self, session: Mapping[str, Any]) -> list[RenderableType]:
         """Every section of one session."""
@@ -85,12 +84,16 @@ class _Renderer(_EntityRenderer):
         out.append(Text())
         entries = list(_dicts(session.get("timeline")))
         limit = self.opt.last_entries
+        hidden = 0
         if limit is not None and len(entries) > limit:
             hidden = len(entries) - limit
             entries = entries[hidden:] if limit > 0 else []
             out.append(Text(f"… {hidden} earlier timeline entries not shown", style="dim"))
-        for entry in entries:
+        slots = self.removed.slots(session_id, len(entries), hidden)
+        for entry, removed in zip(entries, slots, strict=False):
+            out += [sections.removed_plan(plan_id) for plan_id in removed]  # P45, in place
             out += self.entry(entry, ctx)
+        out += [sections.removed_plan(plan_id) for plan_id in slots[-1]]
         unretained = list(_dicts(session.get("unretained")))
         if unretained:
             out.append(Text())
@@ -107,7 +110,7 @@ class _Renderer(_EntityRenderer):
         tail: list[RenderableType] = []
         for term in others:
             tail += self.terminal(term, ctx)
-        tail += sections.plans(session.get("plans"), self.removed.get(session_id, ()))
+        tail += sections.plans(session.get("plans"), self.removed.unplaced.get(session_id, ()))
         tail += sections.suggestions(session)
         tail += sections.usage(session.get("usage"))
         tail += sections.notices(session.get("notices"))
@@ -154,7 +157,7 @@ def snapshot_renderable(
     text_lines: int | None = None,
     failed_requests: Iterable[Mapping[str, Any]] = (),
     truncated_terminals: Iterable[Sequence[str]] = (),
-    removed_plans: Iterable[Sequence[str]] = (),
+    removed_plans: Iterable[Sequence[object]] = (),
 ) -> Group:
     """The view of ``snapshot`` as one rich renderable (for ``rich.live.Live``).
 
@@ -170,8 +173,11 @@ def snapshot_renderable(
             shown after the sessions.
         truncated_terminals: ``(sessionId, terminalId)`` pairs whose output the (v1)
             client cut at its byte limit: said above their output.
-        removed_plans: ``(sessionId, planId)`` of the plans a ``plan_removed`` deleted (ACP
-            v2 Preview P45; not in the snapshot): each shown as "plan ... removed".
+        removed_plans: ``(sessionId, planId, position)`` of the plans a ``plan_removed``
+            deleted (ACP v2 Preview P45; not in the snapshot), as
+            :func:`~acp_client.cli._values.removed_plans` reads them: each shown as "plan
+            ... removed" in the timeline before the entry at ``position`` (a pair without
+            a position: in the plans section).
     """
     options = _Options(show_thoughts, markdown, max(1, terminal_lines), last_entries, text_lines)
     renderer = _Renderer(options, truncated_terminals, removed_plans)
@@ -187,7 +193,7 @@ class ViewOptions(TypedDict, total=False):
     last_entries: int | None
     failed_requests: Iterable[Mapping[str, Any]]
     truncated_terminals: Iterable[Sequence[str]]
-    removed_plans: Iterable[Sequence[str]]
+    removed_plans: Iterable[Sequence[object]]
 
 
 def render_snapshot(

@@ -31,8 +31,8 @@ from ._render_text import (
     _safe_markdown,
     plain_text,
 )
-from ._sanitize import sanitize_json, sanitize_text
-from ._terminal import terminal_view
+from ._sanitize import clip_middle, sanitize_json, sanitize_text
+from ._terminal import EmulationBudget, terminal_view
 from ._values import PatchLine, patch_lines
 from ._values import dicts as _dicts
 
@@ -71,10 +71,12 @@ class _EntityRenderer:
     def __init__(self, options: _Options, truncated: Iterable[Sequence[str]] = ()) -> None:
         self.opt = options
         self.truncated = {(str(sid), str(tid)) for sid, tid in truncated}
+        self.budget = EmulationBudget()  # one render's emulation time, all terminals together
 
     # -- content blocks (spec 5) -------------------------------------------------------------
 
     def _text_body(self, text: str, style: str | None) -> RenderableType:
+        """Agent text (not sanitized yet): what the view has room for, the cuts said."""
         keep = self.opt.text_lines
         if keep is not None and len(text) > keep:
             # only the end (what a live view has room for); the cut is said
@@ -85,9 +87,15 @@ class _EntityRenderer:
                 hidden = len(text) - len(shown)
                 note = Text(f"… {hidden:,} earlier characters not shown", style="dim")
                 return Group(note, self._text_body_whole(shown, style))
+        head, hidden, tail = clip_middle(text)  # any text costs TEXT_LIMIT characters at most
+        if hidden:
+            said = f"… {hidden:,} more characters not shown (`replay --json` has them all)"
+            body = self._text_body_whole(head, style)
+            return Group(body, Text(said, style="dim"), self._text_body_whole(tail, style))
         return self._text_body_whole(text, style)
 
     def _text_body_whole(self, text: str, style: str | None) -> RenderableType:
+        text = sanitize_text(text)
         if self.opt.markdown:
             return _safe_markdown(text, style or "none")
         return plain_text(text, style or "")
@@ -99,7 +107,7 @@ class _EntityRenderer:
 
         def flush() -> None:
             if pending:
-                out.append(self._text_body(sanitize_text("".join(pending)), style))
+                out.append(self._text_body("".join(pending), style))
                 pending.clear()
 
         if not isinstance(blocks, list):
@@ -293,10 +301,14 @@ class _EntityRenderer:
     def git_patch(patch: str) -> Text:
         """Git patch text with added lines green, removed lines red, headers emphasised."""
         text = Text()
-        for i, (kind, line) in enumerate(patch_lines(sanitize_text(patch))):
+        head, hidden, tail = clip_middle(patch)
+        for i, (kind, line) in enumerate(patch_lines(sanitize_text(head))):
             if i:
                 text.append("\n")
             text.append(line, style=_PATCH_STYLES[kind])
+        if hidden:
+            text.append(f"\n… {hidden:,} more characters not shown\n", style="dim")
+            text.append(sanitize_text(tail))
         return text
 
     def terminal(self, term: Mapping[str, Any], ctx: _SessionContext) -> list[RenderableType]:
@@ -329,6 +341,7 @@ class _EntityRenderer:
             term,
             max_lines=self.opt.terminal_lines,
             cache_key=(ctx.session_id, _s(term.get("terminalId"))),
+            budget=self.budget,
         )
         notes: list[str] = []
         if (ctx.session_id, _s(term.get("terminalId"))) in self.truncated:
@@ -347,7 +360,15 @@ class _EntityRenderer:
             body.append(view.text())
         else:
             body.append(Text("(no output)", style="dim"))
-        if view.unemulated_bytes:
+        if view.unemulated_bytes and view.behind:
+            body.append(
+                Text(
+                    f"… the last {view.unemulated_bytes:,} bytes not shown yet: this view's"
+                    " emulation time went to other terminals (`replay --json` has every byte)",
+                    style="dim",
+                )
+            )
+        elif view.unemulated_bytes:
             body.append(
                 Text(
                     f"… the last {view.unemulated_bytes:,} bytes not shown: emulating them"

@@ -192,10 +192,13 @@ def plans(plans: object, removed: Sequence[str] = ()) -> list[RenderableType]:
                     )
                 )
             )
-    out += [
-        _line(("plan ", "bold"), (_s(plan_id), "dim"), ("  removed", "dim")) for plan_id in removed
-    ]
+    out += [removed_plan(plan_id) for plan_id in removed]
     return out
+
+
+def removed_plan(plan_id: str) -> Text:
+    """The line saying a ``plan_removed`` deleted that plan (ACP v2 Preview P45)."""
+    return _line(("plan ", "bold"), (_s(plan_id), "dim"), ("  removed", "dim"))
 
 
 def suggestions(session: Mapping[str, Any]) -> list[RenderableType]:

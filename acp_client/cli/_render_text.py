@@ -16,11 +16,12 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from ._sanitize import sanitize_json, sanitize_line, sanitize_text
+from ._sanitize import clip_middle, sanitize_json, sanitize_line, sanitize_text
 
 _PIECE_LINES = 64
 _LINE_CHARS = 400  # with text_lines: characters kept per kept line, at most
 _PIECE_CHARS = 16_384
+_PART_CHARS = 10_000  # one part of a one-line header (a title, a command), at most
 
 
 def plain_text(text: str, style: str = "") -> RenderableType:
@@ -36,12 +37,15 @@ def plain_text(text: str, style: str = "") -> RenderableType:
     held: list[str] = []
     size = 0
     for line in text.split("\n"):
-        while len(line) > _PIECE_CHARS:
+        if len(line) > _PIECE_CHARS:
             if held:
                 pieces.append(Text("\n".join(held), style=style))
                 held, size = [], 0
-            pieces.append(Text(line[:_PIECE_CHARS], style=style))
-            line = line[_PIECE_CHARS:]
+            # by index: cutting the head off the rest each time would copy it again and again
+            last = len(line) - (len(line) - 1) % _PIECE_CHARS - 1
+            for start in range(0, last, _PIECE_CHARS):
+                pieces.append(Text(line[start : start + _PIECE_CHARS], style=style))
+            line = line[last:]
         if len(held) == _PIECE_LINES or size + len(line) > _PIECE_CHARS:
             pieces.append(Text("\n".join(held), style=style))
             held, size = [], 0
@@ -75,14 +79,14 @@ def _line(*parts: str | tuple[str, str]) -> Text:
     text = Text()
     for part in parts:
         if isinstance(part, tuple):
-            text.append(sanitize_line(part[0]), style=part[1])
+            text.append(sanitize_line(part[0], limit=_PART_CHARS), style=part[1])
         else:
-            text.append(sanitize_line(part))
+            text.append(sanitize_line(part, limit=_PART_CHARS))
     return text
 
 
 def _lines(*parts: str | tuple[str, str]) -> RenderableType:
-    """:func:`_line`, but a :class:`_Lines` part keeps its lines.
+    """:func:`_line`, but a :class:`_Lines` part keeps its lines (the middle of a huge one cut).
 
     Every row after the first, wrapped ones included, is drawn behind a ``│`` gutter, so no
     line of the agent's text can pass for a line of the view.
@@ -90,11 +94,15 @@ def _lines(*parts: str | tuple[str, str]) -> RenderableType:
     text = Text()
     for part in parts:
         if isinstance(part, _Lines):
-            text.append(sanitize_text(part))
+            head, hidden, tail = clip_middle(part)
+            text.append(sanitize_text(head))
+            if hidden:
+                text.append(f" … {hidden:,} more characters not shown … ", style="dim")
+                text.append(sanitize_text(tail))
         elif isinstance(part, tuple):
-            text.append(sanitize_line(part[0]), style=part[1])
+            text.append(sanitize_line(part[0], limit=_PART_CHARS), style=part[1])
         else:
-            text.append(sanitize_line(part))
+            text.append(sanitize_line(part, limit=_PART_CHARS))
     return _Gutter(text)
 
 

@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from acp_client._logfiles import expand_logs, looks_like_log
 from acp_client._many import spread
 from acp_client._replay import ReplayResult, iter_kinds, replay_log
 
@@ -18,7 +19,7 @@ from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, UsageError, dump_json
 from ._stream import with_failed_requests
 from ._values import removed_plans
 
-__all__ = ["replay_command"]
+__all__ = ["looks_like_log", "replay_command", "safe", "say_skipped"]
 
 _FATAL_CODES = frozenset({"unsupported-compression", "gzip-error", "no-format-detected"})
 _PROGRESS_BYTES = 8 * 1024 * 1024
@@ -35,63 +36,15 @@ def _example_log() -> bytes:
     return (resources.files("acp_client") / "data" / "example.jsonl").read_bytes()
 
 
-#: What a stored log is called (LOG-FORMATS.md: JSON lines, or one JSON document), gzip or not.
-LOG_SUFFIXES = (".jsonl", ".ndjson", ".jsons", ".json", ".log")
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
-def looks_like_log(path: Path) -> bool:
-    """Whether a file found in a folder is taken as a log: by its name and its first bytes.
-
-    Its name ends in one of :data:`LOG_SUFFIXES` (then maybe ``.gz``), and it starts (after
-    white space and a byte order mark) with ``{`` or ``[``, or is gzip data.
-    """
-    name = path.name.lower()
-    gz = name.endswith(".gz")
-    if not (name.removesuffix(".gz") if gz else name).endswith(LOG_SUFFIXES):
-        return False
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return True  # unreadable: replayed, so that the error is reported
-    if gz:
-        return head.startswith(_GZIP_MAGIC)
-    head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
-    return head[:1] in (b"{", b"[")
-
-
-def _expand(logs: list[str]) -> tuple[list[str], list[str]]:
-    """The logs named: files as given, and the files in folders that look like logs.
-
-    Returns them with the files of those folders that were skipped.
-    """
-    out: list[str] = []
-    skipped: list[str] = []
-    for item in logs:
-        path = Path(item)
-        if item != "-" and path.is_dir():
-            # every file below the folder, but hidden files and folders (.git, .cache ...)
-            for found in sorted(path.rglob("*")):
-                if not found.is_file() or any(
-                    part.startswith(".") for part in found.relative_to(path).parts
-                ):
-                    continue
-                (out if looks_like_log(found) else skipped).append(str(found))
-        else:
-            out.append(item)
-    return out, skipped
-
-
-def _say_skipped(skipped: list[str]) -> None:
+def say_skipped(skipped: list[str], command: str = "replay") -> None:
     """One line for the files of folders that were not taken as logs."""
     if not skipped:
         return
-    names = ", ".join(_safe(Path(name).name) for name in skipped[:3])
+    names = ", ".join(safe(Path(name).name) for name in skipped[:3])
     more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
     count = f"{len(skipped)} file{'s' if len(skipped) > 1 else ''}"
     sys.stderr.write(
-        f"acp-client replay: skipped {count} that do not look like logs ({names}{more})\n"
+        f"acp-client {command}: skipped {count} that do not look like logs ({names}{more})\n"
     )
 
 
@@ -252,8 +205,8 @@ def _fatal_message(payload: Any) -> str | None:
 
 def replay_command(args: argparse.Namespace) -> int:
     """Run ``acp-client replay`` with parsed arguments; return the exit status."""
-    logs, skipped = _expand(args.logs) if args.logs else ([""], [])
-    _say_skipped(skipped)
+    logs, skipped = expand_logs(args.logs) if args.logs else ([""], [])
+    say_skipped(skipped)
     if not logs:
         sys.stderr.write("acp-client replay: no log files found\n")
         return EXIT_UNREADABLE
@@ -296,7 +249,7 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
     for name, status, payload in results:
         worst = max(worst, status)
         if isinstance(payload, str):
-            sys.stderr.write(f"acp-client replay: {_safe(payload)}\n")
+            sys.stderr.write(f"acp-client replay: {safe(payload)}\n")
             continue
         if _PAGE in payload:
             from ._html import LogPage
@@ -304,12 +257,12 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
             pages.append(LogPage(name, payload, **payload.pop(_PAGE)))
         if _looks_v1(payload):
             sys.stderr.write(
-                f"acp-client replay: {_safe(name or 'example')}: updates without a messageId"
+                f"acp-client replay: {safe(name or 'example')}: updates without a messageId"
                 " were rejected; if the agent speaks ACP v1, replay with --protocol 1\n"
             )
         fatal = _fatal_message(payload)
         if fatal and status == EXIT_UNREADABLE:
-            sys.stderr.write(f"acp-client replay: {_safe(name or 'example')}: {_safe(fatal)}\n")
+            sys.stderr.write(f"acp-client replay: {safe(name or 'example')}: {safe(fatal)}\n")
         if mode.startswith("json"):
             if many:
                 line = {"file": name, **payload}
@@ -328,7 +281,7 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
             if many:
                 from ._console import CappedRule
 
-                console.print(CappedRule(_safe(name)))
+                console.print(CappedRule(safe(name)))
             extras = payload.pop(_EXTRAS, {})
             render_snapshot(
                 payload,
@@ -345,5 +298,6 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
     return worst
 
 
-def _safe(text: str) -> str:
+def safe(text: str) -> str:
+    """``text`` with every unprintable character written as its visible hex escape."""
     return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)

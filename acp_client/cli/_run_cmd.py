@@ -15,12 +15,13 @@ from . import (
     EXIT_AGENT_FAILED,
     EXIT_HANGUP,
     EXIT_INTERRUPTED,
+    EXIT_NOT_WRITTEN,
     EXIT_OK,
     EXIT_STOPPED,
     EXIT_TERMINATED,
     EXIT_USAGE,
     UsageError,
-    dump_json,
+    write_json,
 )
 from ._live import detach_dead_terminal
 
@@ -248,12 +249,13 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         # a v1 agent's client terminals may be cut at their limit (the protocol switch knows)
         return agent_ref[0].connection._switch.truncated_terminals
 
-    def view() -> Any:
+    def view(whole: bool = False) -> Any:
+        """The live frame: its last 30 entries and texts' last 200 lines; or everything."""
         snapshot = agent_ref[0].connection.snapshot()
         return snapshot_renderable(
             snapshot,
-            last_entries=30,
-            text_lines=200,
+            last_entries=None if whole else 30,
+            text_lines=None if whole else 200,
             truncated_terminals=truncated(),
             removed_plans=removed_plans(agent_ref[0].connection.sessions),
         )
@@ -262,7 +264,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     if stream is not None:
         stream.start(command="run", agent=args.agent)
     view_on = not args.json and stream is None and console.is_terminal
-    live = LiveView(console, view) if view_on else None
+    live = LiveView(console, view, last=partial(view, whole=True)) if view_on else None
     asker = ask_on_terminal()
 
     async def ask(perm: Any) -> str | None:
@@ -286,6 +288,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                 own_session=True,  # the terminal's Ctrl-C is ours: it cancels the turn
                 cwd=cwd,
                 record=args.record,
+                terminal_limit=args.terminal_limit,
                 on_permission=policy,
                 request_timeout=args.timeout,
                 unstable=tuple(args.unstable),
@@ -372,7 +375,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         if stream is not None:
             stream.end(snapshot, status=status)
         elif args.json:
-            sys.stdout.write(dump_json(snapshot, indent=2) + "\n")
+            write_json(snapshot, sys.stdout, indent=2)
             sys.stdout.flush()
         elif live is None:
             render_snapshot(
@@ -385,4 +388,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
         detach_dead_terminal(1)
     except SystemExit:  # rich's answer to a closed pipe (stdout already detached): the same
         pass
+    except MemoryError:  # what was written stays; the rest would need more memory than there is
+        _say("\nacp-client run: out of memory writing the final snapshot: it is cut short\n")
+        return EXIT_NOT_WRITTEN
     return status

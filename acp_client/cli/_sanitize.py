@@ -31,7 +31,10 @@ import json
 import re
 import unicodedata
 
-__all__ = ["sanitize_json", "sanitize_line", "sanitize_text"]
+__all__ = ["TEXT_LIMIT", "clip_middle", "sanitize_json", "sanitize_line", "sanitize_text"]
+
+TEXT_LIMIT = 1_000_000
+"""Characters of one text a view shows at most: the first and last half; the rest is counted."""
 
 # Unicode category Cf as of Unicode 15.1, plus separators, Hangul fillers and surrogates.
 _INVISIBLE_RANGES = (
@@ -110,10 +113,13 @@ def sanitize_line(s: str, *, limit: int | None = None) -> str:
     For text that must stay on its line (a question's title or option names), so that agent
     text cannot draw lines of its own. A text cut to ``limit`` characters ends with ``…``.
     """
+    cut = limit is not None and len(s) > limit
+    if cut:
+        s = s[:limit]  # what is past the limit is never shown: never sanitized either
     text = sanitize_text(s)
     if "\n" in text or "\t" in text:
         text = text.replace("\n", "\\n").replace("\t", "\\t")
-    if limit is not None and len(text) > limit:
+    if limit is not None and (cut or len(text) > limit):
         text = text[: max(limit - 1, 0)] + "…"
     return text
 
@@ -131,3 +137,19 @@ def sanitize_json(value: object, *, limit: int | None = 200) -> str:
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
     return sanitize_text(text)
+
+
+def clip_middle(text: str, limit: int | None = None) -> tuple[str, int, str]:
+    """``(head, hidden, tail)``: ``text`` cut to its first and last ``limit // 2`` characters.
+
+    ``limit`` is :data:`TEXT_LIMIT` unless given. A text of at most ``limit`` characters is
+    ``(text, 0, "")``. The views show the head, a
+    note of the ``hidden`` characters and the tail, so showing a text of any size costs at most
+    ``limit`` characters of work (sanitizing, wrapping, Markdown) after this linear cut.
+    """
+    if limit is None:
+        limit = TEXT_LIMIT
+    if len(text) <= limit:
+        return text, 0, ""
+    half = limit // 2
+    return text[:half], len(text) - 2 * half, text[len(text) - half :]

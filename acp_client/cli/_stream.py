@@ -87,8 +87,16 @@ class EventStream:
         self._written[name] = max(done, len(diagnostics))
 
     def end(self, snapshot: dict[str, Any], **about: Any) -> None:
-        """The last line: the final state (a snapshot, SNAPSHOT.md) and how the run ended."""
-        self._write({"event": "end", **about, "snapshot": snapshot})
+        """The last line: the final state (a snapshot, SNAPSHOT.md) and how the run ended.
+
+        Written a piece at a time (:func:`~acp_client.cli.write_json`): a snapshot may hold a
+        gigabyte of agent output, and one string of it several times over would not fit.
+        """
+        from . import write_json
+
+        out = sys.stdout if self._out is None else self._out
+        write_json({"event": "end", **about, "snapshot": snapshot}, out)
+        out.flush()
 
 
 @contextlib.asynccontextmanager

@@ -17,10 +17,16 @@ geometry) and fed only the bytes appended since the previous call, which keeps r
 rendering of a growing terminal (the live view) cheap. A cached emulator is reused only when
 the bytes it was fed are still the start of the output (or of the part of it still retained,
 using ``truncatedBytes``); otherwise it is rebuilt. A fresh emulator gets only the output
-from a line start near its last :data:`MAX_EMULATED_BYTES`. An emulator stops for good once
-one render's feeding took :data:`EMULATION_BUDGET` seconds (a few bytes can make a terminal
-redraw its whole screen: an agent's output must not stall the view) or once pyte failed on an
-input: the rest is counted in ``unemulated_bytes``. The cache is not thread-safe.
+from a line start near its last :data:`MAX_EMULATED_BYTES`.
+
+Emulating has a time budget per render, shared by all the terminals of that render (one
+:class:`EmulationBudget` of :data:`EMULATION_BUDGET` seconds: a few bytes can make a terminal
+redraw its whole screen, and twenty such terminals must not stall ``run`` twenty times as
+long). Once it is spent, a terminal that used at least half of it itself stops for good (it
+is the expensive one); the others are only *behind*: their new bytes wait for the next render
+(a live view catches up, a single render says how many bytes it did not emulate). An emulator
+also stops for good once pyte failed on an input. Bytes not emulated are counted in
+``unemulated_bytes``. The cache is not thread-safe.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from ._sanitize import sanitize_text
 __all__ = [
     "DEFAULT_COLS",
     "EMULATION_BUDGET",
+    "EmulationBudget",
     "MAX_EMULATED_BYTES",
     "TerminalView",
     "clear_terminal_cache",
@@ -64,7 +71,7 @@ MAX_EMULATED_BYTES = 1 << 18
 """At most this many bytes from the end of an output are emulated on a fresh render."""
 
 EMULATION_BUDGET = 2.0
-"""Seconds one render may spend emulating a terminal's new bytes before the emulator stops."""
+"""Seconds one render may spend emulating new terminal bytes, all its terminals together."""
 
 _FEED_SLICE = 4096  # bytes fed between two looks at the clock
 _clock = time.monotonic  # the emulation budget's clock (tests put a fake one here)
@@ -87,7 +94,9 @@ class TerminalView:
         rows: emulator height in rows.
         invalid_base64: the stored output was not valid base64 (``lines`` is empty).
         unemulated_bytes: bytes at the end that were not emulated (the emulator stopped:
-            over :data:`EMULATION_BUDGET`, or an input it could not handle).
+            over :data:`EMULATION_BUDGET`, or an input it could not handle; or, with
+            ``behind``, the render's budget was spent by other terminals).
+        behind: the emulator did not stop: a later render emulates those bytes.
     """
 
     lines: tuple[Text, ...]
@@ -97,6 +106,7 @@ class TerminalView:
     rows: int
     invalid_base64: bool = False
     unemulated_bytes: int = 0
+    behind: bool = False
 
     def text(self) -> Text:
         """All lines joined with newlines, as a new ``Text`` the caller may modify."""
@@ -171,10 +181,33 @@ class _Screen(pyte.Screen):
         """
 
 
+class EmulationBudget:
+    """The emulation time of one render, shared by all its terminals.
+
+    Made when the render starts; ``seconds`` defaults to :data:`EMULATION_BUDGET` (read then,
+    so tests may change it). The first slice of the render is always emulated, so every render
+    makes progress.
+    """
+
+    def __init__(self, seconds: float | None = None) -> None:
+        self.seconds = EMULATION_BUDGET if seconds is None else seconds
+        self.deadline = _clock() + self.seconds
+        self._first = True
+
+    def spent(self) -> bool:
+        """Whether the render's emulation time is over (never before its first slice)."""
+        if self._first:
+            self._first = False
+            return False
+        return _clock() > self.deadline
+
+
 class _Emulator:
     """One screen, its stream and UTF-8 decoder, and the bytes fed so far."""
 
-    def __init__(self, cols: int, rows: int, keep: int, start: int, data: bytes) -> None:
+    def __init__(
+        self, cols: int, rows: int, keep: int, start: int, data: bytes, budget: EmulationBudget
+    ) -> None:
         self.screen = _Screen(cols, rows, keep)
         self.stream = pyte.Stream(self.screen)
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -183,7 +216,8 @@ class _Emulator:
         self.fed = bytearray()  # bytes fed, those before the retained output dropped
         self.view: TerminalView | None = None
         self.stopped_at: int | None = None  # absolute offset where emulating stopped
-        self.feed(data)
+        self.done_at = start  # absolute offset just after the last byte emulated
+        self.feed(data, budget)
 
     @property
     def fed_end(self) -> int:
@@ -191,45 +225,54 @@ class _Emulator:
         return self.fed_from + len(self.fed)
 
     def continues(self, data: bytes, offset: int) -> bool:
-        """Whether ``data`` (at absolute ``offset``) starts with what is left of ``fed``."""
+        """Whether ``data`` (at absolute ``offset``) starts with what is left of ``fed``.
+
+        Not when a retention limit dropped bytes this emulator was still behind on.
+        """
         fed_end = self.fed_end
         if not (self.fed_from <= offset <= fed_end <= offset + len(data)):
             return False
+        if self.stopped_at is None and offset > self.done_at:
+            return False
         return data[: fed_end - offset] == self.fed[offset - self.fed_from :]
 
-    def advance(self, data: bytes, offset: int) -> None:
+    def advance(self, data: bytes, offset: int, budget: EmulationBudget) -> None:
         """Feed the part of ``data`` past what was fed; forget bytes before ``offset``."""
         if offset > self.fed_from:
             del self.fed[: offset - self.fed_from]
             self.fed_from = offset
-        self.feed(data[self.fed_end - offset :])
+        self.feed(data[self.fed_end - offset :], budget)
 
-    def feed(self, data: bytes) -> None:
-        """Emulate more bytes (none once the emulator stopped).
+    def feed(self, data: bytes, budget: EmulationBudget) -> None:
+        """Keep ``data`` and emulate what is not emulated yet, within ``budget``.
 
-        One call may take :data:`EMULATION_BUDGET` seconds; past it, or when pyte fails on
-        an input, the emulator stops for good and ``stopped_at`` says from which byte.
+        Nothing once the emulator stopped. When the render's budget is spent, the emulator
+        stops for good if it used half of the budget itself this time (``stopped_at`` says
+        from which byte), else it stays behind until a later render; when pyte fails on an
+        input it stops for good too.
         """
-        if not data:
+        if data:
+            self.fed += data
+            self.view = None
+        if self.stopped_at is not None or self.done_at == self.fed_end:
             return
-        at = self.fed_end
-        self.fed += data
         self.view = None
-        if self.stopped_at is not None:
-            return
         clock = _clock
         start = clock()
+        pending = memoryview(self.fed)[self.done_at - self.fed_from :]
         done = 0
         try:
-            while done < len(data):
-                piece = data[done : done + _FEED_SLICE]
+            while done < len(pending) and not budget.spent():
+                piece = bytes(pending[done : done + _FEED_SLICE])
                 self.stream.feed(self.decoder.decode(piece))
                 done += len(piece)
-                if done < len(data) and clock() - start > EMULATION_BUDGET:
-                    self.stopped_at = at + done
-                    return
+                self.done_at += len(piece)
         except Exception:  # pyte failed on an input: show what it drew before that piece
-            self.stopped_at = at + done
+            self.stopped_at = self.done_at
+        finally:
+            pending.release()
+        if self.done_at < self.fed_end and clock() - start >= budget.seconds / 2:
+            self.stopped_at = self.done_at  # this terminal is the expensive one
 
 
 _cache: OrderedDict[Hashable, _Emulator] = OrderedDict()
@@ -348,13 +391,17 @@ def _build_view(emulator: _Emulator, max_lines: int) -> TerminalView:
     shown = tuple(line if line is not None else Text() for line in lines)
     hidden = max(0, total - min(len(rows), max_lines))
     stopped = emulator.stopped_at
+    behind = stopped is None and emulator.done_at < emulator.fed_end
     return TerminalView(
         lines=shown,
         hidden_lines=hidden,
         skipped_bytes=emulator.start,
         cols=screen.columns,
         rows=screen.lines,
-        unemulated_bytes=0 if stopped is None else max(0, emulator.fed_end - stopped),
+        unemulated_bytes=max(
+            0, emulator.fed_end - (emulator.done_at if stopped is None else stopped)
+        ),
+        behind=behind,
     )
 
 
@@ -387,26 +434,29 @@ def render_terminal_bytes(
     max_lines: int = 200,
     offset: int = 0,
     cache_key: Hashable | None = None,
+    budget: EmulationBudget | None = None,
 ) -> TerminalView:
     """Emulate ``data`` and return its last ``max_lines`` screen lines.
 
     ``size`` is the terminal's ``{"cols", "rows"}`` (unknown when ``None`` or malformed).
     ``offset`` is the absolute position of ``data[0]`` in the terminal's byte stream (the
     snapshot's ``truncatedBytes``): with ``cache_key``, a cached emulator fed from an earlier,
-    shorter version of the same stream is continued instead of rebuilt.
+    shorter version of the same stream is continued instead of rebuilt. ``budget`` is the
+    render's emulation time, shared with its other terminals (a new one when ``None``).
     """
+    budget = EmulationBudget() if budget is None else budget
     max_lines = max(1, max_lines)
     cols, rows = _geometry(size, max_lines)
     key = None if cache_key is None else (cache_key, cols, rows, max_lines)
     emulator = None if key is None else _cache.get(key)
     if emulator is not None and key is not None and emulator.continues(data, offset):
-        emulator.advance(data, offset)
+        emulator.advance(data, offset, budget)
         _cache.move_to_end(key)
     else:
         emulator = None
     if emulator is None:
         start = _fresh_start(data)
-        emulator = _Emulator(cols, rows, max_lines, offset + start, data[start:])
+        emulator = _Emulator(cols, rows, max_lines, offset + start, data[start:], budget)
         if key is not None:
             _cache[key] = emulator
             while len(_cache) > _CACHE_SIZE:
@@ -426,6 +476,7 @@ def terminal_view(
     *,
     max_lines: int = 200,
     cache_key: Hashable | None = None,
+    budget: EmulationBudget | None = None,
 ) -> TerminalView:
     """Render a TERMINAL object of the snapshot (``output`` base64, ``size``, ``truncatedBytes``).
 
@@ -447,4 +498,5 @@ def terminal_view(
         max_lines=max_lines,
         offset=offset,
         cache_key=cache_key,
+        budget=budget,
     )

@@ -19,6 +19,7 @@ from math import isfinite
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
+from msgspec import UNSET
 
 from acp_client._codec import decode_acp_record, decode_capture_record, decode_update_line
 from acp_client.logs._formats import SHAPE_OF_FORMAT
@@ -49,8 +50,13 @@ class LaneSink(Protocol):
         """The reader's final items so far, to be applied before the next run."""
         ...
 
-    def apply_updates(self, first_line: int, notes: list[Any]) -> None:
-        """Decoded ``session/update`` notifications of consecutive lines from ``first_line``."""
+    def apply_updates(
+        self, first_line: int, notes: list[Any], times: list[float | None], clock: str
+    ) -> None:
+        """Decoded ``session/update`` notifications of consecutive lines from ``first_line``.
+
+        ``times``: their records' times (``[]`` for a format without a clock), in ``clock``.
+        """
         ...
 
 
@@ -99,31 +105,38 @@ class FastLane:
         sink.take(reader._take())  # what came before (an initialize that decides v2)
         if not sink.lane_open():
             return None if sink.lane_undecided() else False
-        notes = _decode(SHAPE_OF_FORMAT[fmt], run)
-        if notes is None:
+        shape = SHAPE_OF_FORMAT[fmt]
+        decoded = _decode(shape, run)
+        if decoded is None:
             return False
-        sink.apply_updates(reader.skip_lines(len(run)), notes)
+        notes, times = decoded
+        clock = "relative" if shape == "capture" else "epoch"
+        sink.apply_updates(reader.skip_lines(len(run)), notes, times, clock)
         return True
 
 
-def _decode(shape: str, run: list[bytes]) -> list[Any] | None:
-    """The typed notifications of ``run`` (one per line), or ``None`` if one is unusual.
+def _decode(shape: str, run: list[bytes]) -> tuple[list[Any], list[float | None]] | None:
+    """The typed notifications of ``run`` (one per line) and their records' times, or None.
+
+    ``None`` when a line is unusual; a time is ``None`` for a record without one, and the
+    times are ``[]`` for a format without a clock.
 
     Each line is decoded on its own (1.1: a line is one message, whatever its neighbours).
     """
     try:
         if shape == "jsonrpc":
-            return list(map(decode_update_line, run))
+            return list(map(decode_update_line, run)), []
         if shape == "acp":
             records = list(map(decode_acp_record, run))
-            times = [r.time for r in records if r.time is not msgspec.UNSET]
+            times = [None if r.time is UNSET else r.time for r in records]
             notes = [r.message for r in records]
         elif shape == "capture":
             captured = list(map(decode_capture_record, run))
-            times = [r.t for r in captured if r.t is not msgspec.UNSET]
+            times = [None if r.t is UNSET else r.t for r in captured]
             notes = [r.msg for r in captured]
         else:
             return None
     except _ERRORS:
         return None
-    return notes if all(map(isfinite, times)) else None
+    timed = [t for t in times if t is not None] if None in times else times
+    return (notes, times) if all(map(isfinite, timed)) else None  # type: ignore[arg-type]

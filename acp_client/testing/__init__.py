@@ -6,9 +6,11 @@
   :class:`ScriptedAgent` is a sans-IO agent that answers a client's bytes (pump it with
   in-memory streams to test a transport).
 - :class:`ReferenceModel` is a deliberately simple, independent model of the
-  client-state rules: feed it a conversation, compare its ``snapshot()`` with yours.
+  client-state rules (the v2 Preview's too, its opt-ins with ``unstable=``): feed it a
+  conversation, compare its ``snapshot()`` with yours.
 - :mod:`acp_client.testing.strategies` (needs hypothesis, the ``testing`` extra) has
-  hypothesis strategies for content, updates, whole conversations, chunkings and logs.
+  hypothesis strategies for content, updates, whole conversations (with the v2 Preview's
+  child sessions, session messages, marked replays and keyed retries), chunkings and logs.
 
 Importing this package does not import hypothesis.
 """

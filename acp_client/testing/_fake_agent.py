@@ -249,6 +249,18 @@ class FakeAgent:
         u = {"sessionUpdate": "compaction_summary_chunk", "compactionId": compaction_id}
         return self.update({**u, "content": _block(content)})
 
+    def subagent(self, child_id: str, **fields: Any) -> Self:
+        """``subagent_update`` announcing (or patching) the child session ``child_id``.
+
+        ACP v2 Preview P1-P5: ``title=``, ``description=``, ``capabilities=``, ``state=``
+        (a state snapshot), ``cwd=``, ``additionalDirectories=``, ``_meta=``, as given.
+        """
+        return self.update({"sessionUpdate": "subagent_update", "sessionId": child_id, **fields})
+
+    def replay_complete(self) -> Self:
+        """``replay_complete``: this session's replayed history ends here (Preview P18)."""
+        return self.update({"sessionUpdate": "replay_complete"})
+
     def custom(self, kind: str, **fields: Any) -> Self:
         """An update of a custom or future variant: ``{"sessionUpdate": kind, **fields}``."""
         return self.update({"sessionUpdate": kind, **fields})
@@ -373,9 +385,17 @@ class FakeAgent:
         params = {"sessionId": self.session_id}
         return self._out({"id": request_id, "method": "session/close", "params": params})
 
-    def prompt(self, request_id: int | str, text: Any) -> Self:
-        """``session/prompt`` (``text``: a ``str`` or a non-empty block list)."""
+    def prompt(
+        self, request_id: int | str, text: Any, *, idempotency_key: str | None = None
+    ) -> Self:
+        """``session/prompt`` (``text``: a ``str`` or a non-empty block list).
+
+        ``idempotency_key``: sent as ``idempotencyKey`` (ACP v2 Preview P26-P30); send the
+        same text under the same key again to script a retry.
+        """
         params = {"sessionId": self.session_id, "prompt": _text_blocks(text)}
+        if idempotency_key is not None:
+            params["idempotencyKey"] = idempotency_key
         return self._out({"id": request_id, "method": "session/prompt", "params": params})
 
     def cancel(self) -> Self:

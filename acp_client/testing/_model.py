@@ -21,8 +21,13 @@ hands every ``session/update`` to the session part (:mod:`._model_updates`). The
 vocabulary and containers are in :mod:`._model_state`, item decoding and the patch rules
 in :mod:`._model_items`, the snapshot writer in :mod:`._model_snapshot`.
 
-What it does not do: of the ACP v2 Preview it follows only inter-session messages and
-plan removal (:mod:`._model_preview`); it records no diagnostics
+Of the ACP v2 Preview it follows the session tree and the replay boundary
+(:mod:`._model_tree`: P1-P9, P16-P25), inter-session messages and plan removal
+(:mod:`._model_preview`: P12-P15, P45) and keyed submissions (:mod:`._model_submissions`:
+P26-P30); not the opt-in unstable features (P32-P44: their updates stay unknown variants,
+as in a connection without the opt-in).
+
+What it does not do: it records no diagnostics
 (``snapshot()["diagnostics"]`` is always ``[]``), it handles no v1 traffic, no draft
 (unstable) features and no elicitation state,
 and its lenient decoding covers the annotations that are simple to check on dicts
@@ -32,6 +37,7 @@ and its lenient decoding covers the annotations that are simple to check on dict
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from typing import Any
 
 from ._model_items import (
@@ -64,11 +70,14 @@ from ._model_state import (
     _Session,
 )
 from ._model_state import UPDATE_KINDS as UPDATE_KINDS
+from ._model_submissions import _SubmissionRules
+from ._model_tree import _TreeRules
+from ._model_unstable import UNSTABLE_FEATURES, _UnstableRules, opted_updates
 
 __all__ = ["ReferenceModel"]
 
 
-class ReferenceModel(_PreviewRules):
+class ReferenceModel(_TreeRules, _SubmissionRules, _UnstableRules, _PreviewRules):
     """A plain-dict model of acp_client's reconciled state, for tests.
 
     Feed it a conversation in passive mode (both directions, as a log would hold them)
@@ -87,13 +96,28 @@ class ReferenceModel(_PreviewRules):
         # [{'requestId': 1, 'status': 'accepted', 'messageId': 'u1', 'echoed': False}]
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, unstable: Iterable[str] = ()) -> None:
+        """A model with no sessions yet.
+
+        ``unstable``: the ACP v2 Preview's opt-in features it applies, as
+        ``Connection(unstable=...)`` takes them: ``"prompt_suggestions"``, ``"cursors"``,
+        ``"unknown_state"`` (P32-P44); without them those updates are unknown variants.
+
+        Raises:
+            ValueError: an unknown feature name.
+        """
+        wanted = frozenset(unstable)
+        if not wanted <= UNSTABLE_FEATURES:
+            raise ValueError(f"unknown unstable features: {sorted(wanted - UNSTABLE_FEATURES)}")
+        self._unstable = wanted
+        self._known = KNOWN_UPDATES | opted_updates(wanted)
         self._sessions: dict[str, _Session] = {}
         self._out: dict[tuple[str, Any], _Pending] = {}  # client requests awaiting the agent
         self._sent_since_initialize = False  # a client request other than initialize was sent
         self._in: dict[tuple[str, Any], _Pending] = {}  # agent requests awaiting the client
         self._protocol_version: int | None = None
         self._seq = 0
+        self._tree_init()
 
     # -- input ---------------------------------------------------------------------------
 
@@ -163,19 +187,17 @@ class ReferenceModel(_PreviewRules):
                 self._out.clear()
                 self._in.clear()
                 self._sent_since_initialize = False
+                self._connection_ended()  # its replays are truncated (Preview P22)
                 for session in self._sessions.values():
                     session.resuming = 0
-                    session.marked = False
-                    if session.replaying:  # its replay ends unconfirmed with the connection
-                        self._end_replay(session)
                     if session.reopening:  # its resume died with the connection
                         session.reopening, session.closed = False, True
-            if (
-                method == "initialize"
-                and _is_obj(params)
-                and _is_int(params.get("protocolVersion"))
-            ):
-                self._protocol_version = params["protocolVersion"]
+            if method == "initialize" and _is_obj(params):
+                if _is_int(params.get("protocolVersion")):
+                    self._protocol_version = params["protocolVersion"]
+                caps = params.get("capabilities")
+                if _is_obj(caps):  # Preview P21: the client speaks it if it has the group
+                    self._preview = caps.get("session") is not None
             self._out[key] = pending
             if method != "initialize":
                 self._sent_since_initialize = True
@@ -183,13 +205,9 @@ class ReferenceModel(_PreviewRules):
             if _is_str(sid):
                 s = self._session(sid)  # spec 12.5: any message naming a session creates it
                 if method == "session/prompt":
-                    pending.record = {"requestId": msg["id"], "status": "pending"}
-                    s.prompts.append(pending.record)
-                    if _is_idle(s):
-                        s.cancel_requested = False  # the next work's prompt (11.2)
+                    self._prompt_sent(s, msg["id"], params, pending)
                 elif method == "session/resume" and _is_obj(params):
-                    s.replay_request = msg["id"]
-                    self._resume_sent(s, params)
+                    self._resume_sent(s, msg["id"], params)
         else:
             old = self._in.get(key)
             if old is not None and old.record is not None and old.record["status"] == "pending":
@@ -235,8 +253,7 @@ class ReferenceModel(_PreviewRules):
             if _is_int(result.get("protocolVersion")):
                 self._protocol_version = result["protocolVersion"]
         elif method == "session/prompt" and pending.record is not None:
-            self._prompt_answered(pending.record, ok, result, error)
-            if ok:
+            if self._prompt_answered(pending, ok, result, error):
                 # Its work is awaited until the next idle, unless its message was placed
                 # before the last idle (the response came after that work: R49).
                 s = self._session(params["sessionId"])
@@ -254,13 +271,10 @@ class ReferenceModel(_PreviewRules):
             s = self._session(params["sessionId"])
             if params.get("replayFrom") is None:
                 s.resuming = max(0, s.resuming - 1)
-            elif s.replaying:
-                self._end_replay(s)
-            elif s.marked:  # Preview P19: the window a replay_complete left open closes
-                s.marked = False
-                s.resuming = max(0, s.resuming - 1)
             if ok and _is_obj(result):
                 self._apply_setup_lists(s, result, pending.seq)
+            if params.get("replayFrom") is not None:  # Preview P18-P21
+                self._replay_answered(key, ok)
             reopening, s.reopening = s.reopening, False
             if not ok and (reopening or (_is_obj(error) and error.get("code") == -32002)):
                 s.closed = True  # step 5: gone (-32002), or a closed session stays closed
@@ -269,6 +283,7 @@ class ReferenceModel(_PreviewRules):
             if ok or (_is_obj(error) and error.get("code") == -32002):
                 closing = self._session(params["sessionId"])
                 closing.closed = closing.close_succeeded = True
+                closing.suggestions = None  # Preview P38
         elif (
             method == "session/set_config_option"
             and _is_obj(result)
@@ -277,18 +292,6 @@ class ReferenceModel(_PreviewRules):
         ):
             s = self._session(params["sessionId"])
             s.config = _clean_list_of(result["configOptions"], _clean_config_option)
-
-    # -- prompts (spec 10) ---------------------------------------------------------------
-
-    def _prompt_answered(self, record: dict[str, Any], ok: bool, result: Any, error: Any) -> None:
-        if ok:
-            record["status"] = "accepted"
-            # R8: without a string messageId the prompt is accepted but cannot be linked.
-            if _is_obj(result) and _is_str(result.get("messageId")):
-                record["messageId"] = result["messageId"]
-        else:
-            record["status"] = "rejected"
-            record["error"] = copy.deepcopy(error)
 
     # -- session setup, resume, replay (spec 12) -------------------------------------------
 
@@ -302,26 +305,20 @@ class ReferenceModel(_PreviewRules):
             v = result.get("configOptions")
             s.config = _clean_list_of(v, _clean_config_option) if isinstance(v, list) else []
 
-    def _resume_sent(self, s: _Session, params: dict[str, Any]) -> None:
+    def _resume_sent(self, s: _Session, request_id: Any, params: dict[str, Any]) -> None:
         s.announced = True
+        s.suggestions = None  # Preview P38: either mode
         if s.closed:  # spec 12.3 step 4: resumed, the session is open again
             s.closed, s.reopening = False, True
         if params.get("replayFrom") is None:
             s.resuming += 1  # spec 12.2: no replay, keep everything; A27: resume snapshot
             return
-        # Spec 12.3 step 1: move entities into the previous generation, empty timeline.
-        s.replaying = True
-        s.previous = dict(s.entities)
-        s.previous_order = list(s.timeline)
-        s.entities = {}
-        s.timeline = []
-        s.terminals = {}
-        s.plans = {}
-        s.locally_cancelled = set()  # step 3: local overlays are dropped
+        self._replay_sent(s, request_id)  # spec 12.3 step 1, Preview P16
 
     def _end_replay(self, s: _Session) -> None:
         # Spec 12.3 steps 4/5: what was not replayed becomes unretained, in its old order.
         s.replaying = False
+        self._cursors_settled(s)  # Preview P44
         # An entry an earlier replay lost and this one reported again is back in the
         # timeline (12.3 step 3: its key keeps its identity); it is no longer unretained.
         s.unretained = [e for e in s.unretained if _key_of_entity(e) not in s.entities]
@@ -414,7 +411,7 @@ class ReferenceModel(_PreviewRules):
         else:
             since = s.work_start
         s.cancel_requested = True
-        listed_calls, listed_terms = _background_ids(s.state)
+        listed_calls, listed_terms = _background_ids(s)
         for key in s.timeline:
             if key[0] != "toolCall":
                 continue
@@ -451,7 +448,7 @@ class ReferenceModel(_PreviewRules):
         s = self._session(sid)
         kind = update["sessionUpdate"]
         try:
-            if kind not in KNOWN_UPDATES:
+            if kind not in self._known:
                 s.ordinal += 1
                 s.unknown.append(copy.deepcopy(update))  # spec 13.1: kept verbatim
                 return

@@ -1,24 +1,16 @@
-"""The reference model's rules for the ACP v2 Preview updates it follows (docs/preview.md).
+"""The reference model's rules for the ACP v2 Preview's session messages and plan removal.
 
 Owns: inter-session messages (``session_message`` UPSERT with the four participant fields
 PATCHed, ``content`` D+S and ``_meta`` META-PATCHed; ``session_message_chunk`` UPSERT +
-APPEND; their own id space, never a user message: P12-P15), ``plan_removed`` (the plan
-leaves the session, an unknown id is ignored: P45) Written against ACP-V2-PREVIEW.md
+APPEND; their own id space, never a user message: P12-P15) and ``plan_removed`` (the plan
+leaves the session, an unknown id is ignored: P45). Written against ACP-V2-PREVIEW.md
 section 3 like the rest of :class:`~acp_client.testing.ReferenceModel`, sharing nothing
-with the library's reducer.
-
-and the replay boundary's ``replay_complete`` on a resumed session (P18-P20: the replay ends
-at the marker, the resume window stays open until the response, the snapshot's ``replay``
-key appears once a marker was seen).
-
-Not followed here (the model stays single-session and passive): the session tree
-(P1-P11), children's replays, truncated replays and their diagnostics (P21-P25),
-idempotent submissions (P26-P30) and the opt-in features (P32-P44).
+with the library's reducer. The tree and the replay boundary are :mod:`._model_tree`'s,
+keyed submissions :mod:`._model_submissions`'.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ._model_items import _is_str, _patch_extras, _patch_field, _patch_list, _patch_meta
@@ -55,32 +47,8 @@ class _PreviewRules(_UpdateRules):
         _patch_extras(entity.extra, u, _SESSION_MESSAGE_KEYS)
 
     def _u_session_message_chunk(self, s: _Session, u: dict[str, Any]) -> None:
-        block = clean_content_block(u.get("content"))
-        if not _is_str(u.get("messageId")) or block is None:
-            raise _Rejected
-        s.ordinal += 1
         # P13: an unseen id creates the message, participants unset; chunk `_meta` not stored
-        self._session_message(s, u["messageId"]).fields["content"].append(block)
-
-    _end_replay: Callable[[_Session], None]  # the connection part's (ReferenceModel, 12.3)
-
-    def _u_replay_complete(self, s: _Session, u: dict[str, Any]) -> None:
-        """P18: the replay ends at the marker, not at the response.
-
-        P19: until the response, a state update is still the resume snapshot (no completion).
-        """
-        if not s.replaying:
-            return  # P23: unexpected (a diagnostic in the library), no state change
-        s.ordinal += 1
-        self._end_replay(s)
-        s.marked = True
-        s.resuming += 1
-        s.replay = {
-            "phase": "live",
-            "complete": True,
-            "truncated": False,
-            "requestId": s.replay_request,
-        }
+        self._append_chunk(s, u, "messageId", "content", lambda i: self._session_message(s, i))
 
     def _u_plan_removed(self, s: _Session, u: dict[str, Any]) -> None:
         if not _is_str(u.get("planId")):

@@ -52,8 +52,20 @@ def session_snapshot(s: _Session, protocol_version: int | None) -> dict[str, Any
     out["prompts"] = prompts
     out["permissionRequests"] = s.permissions
     out["unknownUpdates"] = s.unknown
-    if s.replay is not None:  # ACP v2 Preview section 4: only once a marker was seen
+    # ACP v2 Preview section 4: every new key absent when unused
+    if s.parent is not None:
+        out["parentSessionId"] = s.parent
+        out["subagent"] = s.subagent
+    if s.children:
+        out["children"] = s.children
+    if s.replay is not None and s.replay_shown:  # P21: on a connection speaking the Preview
         out["replay"] = s.replay
+    if s.suggestions is not None:  # the opt-ins (P32-P44)
+        out["promptSuggestions"] = s.suggestions
+    if s.cursors is not None:
+        out["cursors"] = list(s.cursors.values())
+    if s.state_unknown and s.last_known is not None:
+        out["lastKnownState"] = s.last_known
     out["unretained"] = [_entry(s, _key_of_entity(e), e) for e in s.unretained]
     return copy.deepcopy(out)
 

@@ -38,12 +38,13 @@ UPDATE_KINDS = (
 )
 """The nineteen known ``sessionUpdate`` values (spec section 3), in the spec's order."""
 PREVIEW_UPDATE_KINDS = (
+    "subagent_update",
     "session_message",
     "session_message_chunk",
     "plan_removed",
     "replay_complete",
 )
-"""The ACP v2 Preview ``sessionUpdate`` values the model applies by default (P12-P15, P45, P18)."""
+"""The ACP v2 Preview ``sessionUpdate`` values the model applies (P1-P5, P12-P15, P18, P45)."""
 KNOWN_UPDATES = frozenset(UPDATE_KINDS) | frozenset(PREVIEW_UPDATE_KINDS)
 
 _ROLE_OF_UPDATE = {
@@ -130,11 +131,18 @@ class _Session:
     reopening: bool = False  # spec 12.3: a resume of this closed session is under way
     replaying: bool = False
     resuming: int = 0
-    replay_request: Any = None  # the id of the session/resume replaying (Preview P16)
-    marked: bool = False  # replay_complete ended the replay; the resume window is open (P19)
     replay: dict[str, Any] | None = None  # the snapshot's `replay` (Preview section 4)
+    replay_shown: bool = False  # reported: the connection speaks the Preview (P21)
+    parent: str | None = None  # Preview P1-P4: the parent fixed at the announcement
+    children: list[str] = field(default_factory=list)  # in announcement order
+    subagent: dict[str, Any] | None = None  # the association, patched (P5, P31)
     ordinal: int = 0
     state: dict[str, Any] | None = None
+    state_unknown: bool = False  # the opt-in `unknown` state stands (Preview P32)
+    last_known: dict[str, Any] | None = None  # the state before it (P32, `lastKnownState`)
+    suggestions: list[Any] | None = None  # opt-in prompt suggestions (P34-P39)
+    cursors: dict[str, dict[str, Any]] | None = None  # opt-in cursors, once one was seen
+    previous_cursors: dict[str, dict[str, Any]] = field(default_factory=dict)  # P44
     completed: list[str | None] = field(default_factory=list)
     work_start: int | None = None
     last_work_end: int = 0
@@ -176,6 +184,7 @@ class _Pending:
     params: Any
     seq: int
     record: dict[str, Any] | None = None  # the prompt or permission record it feeds
+    attempt: dict[str, Any] | None = None  # a keyed prompt's attempt (Preview P27)
 
 
 def _key_of_entity(e: _Entity) -> Key:
@@ -190,16 +199,22 @@ def _key_of_entity(e: _Entity) -> Key:
 
 
 def _is_idle(s: _Session) -> bool:
-    """Idle by the last snapshot, or a ``session/new`` session before any (R11)."""
+    """Idle by the last snapshot, or a ``session/new`` session before any (R11).
+
+    The opt-in ``unknown`` state is never idle (Preview P32).
+    """
     state = s.state.get("state") if s.state is not None else None
+    if s.state_unknown:
+        return False
     return state == "idle" or (state is None and s.created_by_new)
 
 
-def _background_ids(state: dict[str, Any] | None) -> tuple[set[str], set[str]]:
+def _background_ids(s: _Session) -> tuple[set[str], set[str]]:
     """Tool call ids and terminal ids listed in the latest `background` list."""
     calls: set[str] = set()
     terms: set[str] = set()
-    if state is None or state.get("state") not in _KNOWN_STATES:
+    state = s.state
+    if state is None or (state.get("state") not in _KNOWN_STATES and not s.state_unknown):
         return calls, terms  # R64: an unrecognized state reports no background
     for item in state.get("background") or []:
         if item.get("type") == "tool_call":

@@ -46,7 +46,6 @@ from ._model_state import (
     _TOOL_CALL_KEYS,
     Key,
     _Entity,
-    _is_idle,
     _Rejected,
     _Session,
 )
@@ -56,6 +55,7 @@ class _UpdateRules:
     """The per-session update rules; the model supplies ``_seq``, its message counter."""
 
     _seq: int  # the global sequence number of the message being applied (R50)
+    _unstable: frozenset[str] = frozenset()  # the opted-in unstable features (Preview P0)
 
     def _touch(self, s: _Session, key: Key, make: Any) -> _Entity:
         """UPSERT lookup with first-seen placement (spec 2.3)."""
@@ -78,13 +78,23 @@ class _UpdateRules:
             lambda: {"messageId": message_id, "role": role, "content": []},
         )
 
-    def _chunk(self, s: _Session, u: dict[str, Any]) -> None:
+    def _append_chunk(
+        self, s: _Session, u: dict[str, Any], id_key: str, key: str, entity: Any
+    ) -> None:
+        """A chunk: UPSERT ``entity(u[id_key])`` and APPEND the one block to its ``key``.
+
+        Spec 4.1, 9.5, Preview P13: no lenient decoding of the id or the block; the
+        chunk's ``_meta`` is chunk-scoped, never stored.
+        """
         block = clean_content_block(u.get("content"))
-        if not _is_str(u.get("messageId")) or block is None:
-            raise _Rejected  # spec 4.1: no lenient decoding of messageId / content
+        if not _is_str(u.get(id_key)) or block is None:
+            raise _Rejected
         s.ordinal += 1
-        msg = self._message(s, _ROLE_OF_UPDATE[u["sessionUpdate"]], u["messageId"])
-        msg.fields["content"].append(block)  # APPEND; chunk `_meta` is chunk-scoped
+        entity(u[id_key]).fields[key].append(block)
+
+    def _chunk(self, s: _Session, u: dict[str, Any]) -> None:
+        role = _ROLE_OF_UPDATE[u["sessionUpdate"]]
+        self._append_chunk(s, u, "messageId", "content", lambda i: self._message(s, role, i))
 
     def _whole_message(self, s: _Session, u: dict[str, Any]) -> None:
         if not _is_str(u.get("messageId")):
@@ -111,7 +121,8 @@ class _UpdateRules:
             raise _Rejected
         s.ordinal += 1
         payload = copy.deepcopy({k: v for k, v in u.items() if k != "sessionUpdate"})
-        if state in _KNOWN_STATES:
+        opted_unknown = state == "unknown" and "unknown_state" in self._unstable  # P32
+        if state in _KNOWN_STATES or opted_unknown:
             bg = payload.get("background")
             # Spec 6.4: null, non-array or any malformed item -> not reported (D, no S).
             if "background" in payload and (
@@ -134,9 +145,14 @@ class _UpdateRules:
             for item in payload.get("background", []):
                 if item.get("type") == "terminal":
                     self._terminal(s, item["terminalId"])  # R22 / R53
-        previous = s.state.get("state") if s.state is not None else None
-        repeated = _is_idle(s) and not s.resuming
+        last = s.last_known if s.state_unknown else s.state  # P33: the last known decides
+        previous = last.get("state") if last is not None else None
+        repeated = (previous == "idle" or (last is None and s.created_by_new)) and not s.resuming
         s.state = payload
+        s.state_unknown = opted_unknown
+        s.last_known = last if opted_unknown else None
+        if opted_unknown:
+            return  # P32, P33: neither starts nor ends work; cancelRequested kept
         # R31 / R51 / A27: snapshots during replay, or before a resume's response, record no
         # completion and start no work.
         if not s.replaying and not s.resuming:
@@ -380,9 +396,7 @@ class _UpdateRules:
         _patch_extras(c.extra, u, _COMPACTION_KEYS)
 
     def _u_compaction_summary_chunk(self, s: _Session, u: dict[str, Any]) -> None:
-        block = clean_content_block(u.get("content"))
-        if not _is_str(u.get("compactionId")) or block is None:
-            raise _Rejected
-        s.ordinal += 1
-        c = self._compaction(s, u["compactionId"], "in_progress")  # R56
-        c.fields["summary"].append(block)
+        def compaction(compaction_id: str) -> _Entity:
+            return self._compaction(s, compaction_id, "in_progress")  # R56
+
+        self._append_chunk(s, u, "compactionId", "summary", compaction)

@@ -25,7 +25,12 @@ from ._strategies_content import (
     json_values,
     plan_entries,
 )
-from ._strategies_preview import session_message_traffic
+from ._strategies_preview import (
+    _child_streams,
+    _children_replaying,
+    _keyed_attempts,
+    session_message_traffic,
+)
 from ._strategies_splits import (
     _WHOLE,
     Exchange,
@@ -180,33 +185,42 @@ def _turn(
     client_rid: list[int],
     agent_rid: list[int],
     history: list[tuple[str, str, str]],
+    retries: bool = False,
 ) -> tuple[Exchange, tuple[int, int] | None]:
     """One turn, and where the next turn's prompt may be sent while this one is busy.
 
     The window is the stretch between ``running`` and the idle of a turn that ends normally:
     a prompt sent there is held, then inserted (answered) after the idle (10.2).
     """
-    a = FakeAgent(sid)
     rid = client_rid[0]
     client_rid[0] += 1
     text = draw(_texts)
-    a.prompt(rid, text)
-    request = a.messages[0]
     outcome = draw(st.sampled_from(["end", "end", "rejected", "cancel"]))
+    keyed = retries and draw(st.booleans())
+    if keyed:  # ACP v2 Preview P26-P30: attempts under one key, numbered from rid
+        client_rid[0] = rid
+        uid = None if outcome == "rejected" else ids("u")
+        requests, response = draw(_keyed_attempts(sid, ids("key-"), text, client_rid, uid))
+    else:
+        requests = FakeAgent(sid).prompt(rid, text).messages
     if outcome == "rejected":
+        if keyed:
+            return requests + response, None
         rejection = FakeAgent(sid).prompt_error(rid, -32602, "Invalid params").messages[0]
-        return [request, rejection], None
-    uid = ids("u")
+        return [*requests, rejection], None
+    if not keyed:
+        uid = ids("u")
+        response = FakeAgent(sid).prompt_response(rid, uid).messages
+    assert uid is not None
     history.append(("user", uid, text))
     echo = FakeAgent(sid)
     _chunks_or_whole(draw, echo, "user", uid, text)
-    response = FakeAgent(sid).prompt_response(rid, uid).messages
     running = FakeAgent(sid).state("running").messages
     segments = [_activity(draw, sid, ids, agent_rid) for _ in range(draw(st.integers(1, 5)))]
     # The response, the echo and the work are independent (10.4, R49): the response may
     # come after agent output or another client's user message, never after the idle.
     work = running + draw(_merge(segments))
-    out = [request, *draw(_merge([response, echo.messages, work]))]
+    out = [*requests, *draw(_merge([response, echo.messages, work]))]
     tail = FakeAgent(sid)
     if outcome == "cancel":
         cid = ids("c")
@@ -265,6 +279,7 @@ def _replay(
     client_rid: list[int],
     history: list[tuple[str, str, str]],
     markers: bool = False,
+    children: list[str] | None = None,
 ) -> Exchange:
     a = FakeAgent(sid)
     rid = client_rid[0]
@@ -296,8 +311,19 @@ def _replay(
     a.state("idle", stop_reason="end_turn")  # the current-state snapshot (spec 12.3)
     if marker == "after":
         a.update({"sessionUpdate": "replay_complete"})
-    a.resume_response(rid)
-    return a.messages
+    out = a.messages
+    if children:  # ACP v2 Preview P16: children join the replay (only with markers)
+        out[1:] = draw(_children_replaying(sid, out[1:], children))
+    # P21, P22 (only with markers): an error answer, or a log whose connection ends and
+    # starts again (a new initialize) before the answer: truncated unless marked
+    end = draw(st.sampled_from(["ok", "ok", "ok", "error", "reconnect"])) if markers else "ok"
+    if end == "error":
+        return out + FakeAgent(sid).error(rid, -32603, "Internal error").messages
+    if end == "reconnect":
+        rid = client_rid[0]
+        client_rid[0] += 1
+        return out + FakeAgent(sid).initialize(rid).messages
+    return out + FakeAgent(sid).resume_response(rid).messages
 
 
 @st.composite
@@ -310,6 +336,8 @@ def _conversations(
     close: bool | None = False,
     session_messages: bool = False,
     replay_markers: bool = False,
+    children: bool = False,
+    retries: bool = False,
 ) -> Exchange:
     ids = _Ids()
     client_rid, agent_rid = [0], [0]
@@ -332,20 +360,26 @@ def _conversations(
     out += new.messages
     if session_messages and draw(st.booleans()):
         out += draw(session_message_traffic(session_id))
+    set_up = len(out)
     window: tuple[int, int] | None = None
     previous: Exchange = []
     for _ in range(draw(st.integers(1, max_turns))):
-        turn, next_window = draw(_turn(session_id, ids, client_rid, agent_rid, history))
+        turn, next_window = draw(_turn(session_id, ids, client_rid, agent_rid, history, retries))
         if window is not None and draw(st.integers(0, 3)) == 3:
             # Sent while the previous turn was busy: held, answered after its idle (10.2).
             previous.insert(draw(st.integers(*window)), turn.pop(0))
         out += previous
         previous, window = turn, next_window
     out += previous
+    owners: dict[str, str] = {}
+    if children:  # ACP v2 Preview P1-P9: the tree's traffic anywhere after the setup
+        streams = draw(_child_streams(session_id, 3, owners))
+        out[set_up:] = draw(_merge([out[set_up:], *streams]))
     if session_messages:  # between turns: the session is idle, nothing is held
         out += draw(session_message_traffic(session_id))
     if resume is True or (resume is None and draw(st.booleans())):
-        out += draw(_replay(session_id, client_rid, history, replay_markers))
+        direct = [c for c, owner in owners.items() if owner == session_id and replay_markers]
+        out += draw(_replay(session_id, client_rid, history, replay_markers, direct))
     if close is True or (close is None and draw(st.booleans())):
         c = FakeAgent(session_id)
         rid = client_rid[0]
@@ -368,6 +402,8 @@ def conversations(
     close: bool | None = False,
     session_messages: bool = False,
     replay_markers: bool = False,
+    children: bool = False,
+    retries: bool = False,
 ) -> st.SearchStrategy[Exchange]:
     """Whole conversations of one session, valid ACP v2 by construction.
 
@@ -394,8 +430,19 @@ def conversations(
     it always did. With ``replay_markers=True`` a resume's replay ends with the Preview's
     ``replay_complete`` marker before or after the current-state snapshot, or without one
     (an agent built on the 2.4.0 schema), or the current-state snapshot says ``running`` and
-    the idle comes after the marker, before the response (P18-P20). Request ids are
-    numbered from 0 on each side, as SDKs do.
+    the idle comes after the marker, before the response (P18-P20). With
+    ``children=True`` the parent's children and their traffic (:func:`child_sessions`:
+    announcements, nested children, association patches, refused announcements, each
+    child's own turns, some before its announcement: P1-P9) are interleaved anywhere
+    after the ``session/new`` result, before any resume or close; with ``replay_markers``
+    too, the parent's children may join a resume's replay, announced again during it,
+    each with a message and its own marker or none (P16). With ``replay_markers`` the
+    resume is now and then answered with an error, or its log's connection ends before
+    the answer (a new ``initialize``), truncating a replay not yet marked (P21, P22).
+    With ``retries=True`` some prompts carry an ``idempotencyKey`` and are sent again
+    under it after a lost response or an error, or twice in flight; the agent inserts the
+    prompt once and echoes it once (P26-P30). Request ids are numbered from 0 on each
+    side, as SDKs do.
 
     Example::
 
@@ -415,10 +462,23 @@ def conversations(
         raise InvalidArgument(f"close must be a bool or None, not {close!r}")
     if not isinstance(session_messages, bool):
         raise InvalidArgument(f"session_messages must be a bool, not {session_messages!r}")
-    if not isinstance(replay_markers, bool):
-        raise InvalidArgument(f"replay_markers must be a bool, not {replay_markers!r}")
+    for name, value in (
+        ("replay_markers", replay_markers),
+        ("children", children),
+        ("retries", retries),
+    ):
+        if not isinstance(value, bool):
+            raise InvalidArgument(f"{name} must be a bool, not {value!r}")
     return _conversations(
-        session_id, max_turns, initialize, resume, close, session_messages, replay_markers
+        session_id,
+        max_turns,
+        initialize,
+        resume,
+        close,
+        session_messages,
+        replay_markers,
+        children,
+        retries,
     )
 
 

@@ -15,8 +15,10 @@ from acp_client import (
     PermissionState,
     Role,
     Session,
+    SessionSummary,
     TimelineEntry,
     replay_log,
+    summarize_many,
 )
 from acp_client import schema as s
 from acp_client.events import Event, MessageChunkAppended
@@ -71,3 +73,13 @@ async def live(agent: AgentConnection) -> None:
     with agent.events() as stream:
         async for item in stream:
             assert_type(item, Event)
+
+
+def fleet() -> None:
+    """Summary rows are typed field by field."""
+    rows = summarize_many(["logs/"], jobs=2)
+    assert_type(rows, list[SessionSummary])
+    assert_type(rows[0].stop_reasons, dict[str, int])
+    assert_type(rows[0].session_id, str | None)
+    assert_type(rows[0].first_time, float | None)
+    assert_type(rows[0].complete, bool)
