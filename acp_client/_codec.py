@@ -118,13 +118,13 @@ Raises msgspec's ``ValidationError`` or ``DecodeError`` (or ``RecursionError``) 
 other line: the caller then takes the lenient path."""
 
 
-class _AcpIncoming(msgspec.Struct):  # an acp-client / python-sdk record (LOG-FORMATS 2)
+class _AcpIncoming(msgspec.Struct, gc=False):  # an acp-client / python-sdk record (LOG-FORMATS 2)
     direction: Literal["incoming"]
     message: _FastUpdate
     time: float | msgspec.UnsetType = UNSET
 
 
-class _CaptureIncoming(msgspec.Struct):  # a capture record (LOG-FORMATS 4)
+class _CaptureIncoming(msgspec.Struct, gc=False):  # a capture record (LOG-FORMATS 4); no cycle
     dir: Literal["in"]
     msg: _FastUpdate
     t: float | msgspec.UnsetType = UNSET

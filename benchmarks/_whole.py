@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from ._targets import _children_cpu, alternate
+from ._targets import _children_cpu, alternate, process_env, warm
 
 Result = dict[str, Any]
 BLOCK_SIZE = 64 * 1024
@@ -74,7 +74,7 @@ def target_replay_wire(path: Path, repeat: int, use_gc: bool, clock: Callable[[]
 
 
 def _process(cmd: list[str], cpu: bool) -> float:
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    env = process_env()
     t0, c0 = time.perf_counter(), _children_cpu()
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     elapsed = (_children_cpu() - c0) if cpu else time.perf_counter() - t0
@@ -85,7 +85,10 @@ def _process(cmd: list[str], cpu: bool) -> float:
 
 
 def _processes(commands: dict[str, list[str]], repeat: int, cpu: bool) -> dict[str, list[float]]:
-    """Each command ``repeat`` times, alternating (a busy spell slows all alike)."""
+    """Each command ``repeat`` times, alternating (a busy spell slows all alike), after one
+    untimed run of each that caches its bytecode as an installed package has it."""
+    for cmd in commands.values():
+        warm(cmd)
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(repeat):
         for name, cmd in commands.items():

@@ -46,7 +46,8 @@ def test_the_distribution_name_is_used_everywhere() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["name"] == DISTRIBUTION == "acp-client-state"
     extras = project["optional-dependencies"]
-    assert f"{DISTRIBUTION}[cli]" in extras["run"] and f"{DISTRIBUTION}[all]" in extras["test"]
+    assert f"{DISTRIBUTION}[cli]" in extras["run"]
+    assert f"{DISTRIBUTION}[all,dask,parquet]" in extras["test"]
     readme = (ROOT / "README.md").read_text()
     install = readme[readme.index("## Install") : readme.index("## The layers")]
     assert f"pip install {DISTRIBUTION} " in install
@@ -63,6 +64,24 @@ def test_the_missing_extra_message_names_the_distribution() -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, check=False)
     assert out.returncode == 2
     assert f"pip install '{DISTRIBUTION}[cli]'".encode() in out.stderr, out.stderr.decode()
+
+
+def test_stats_and_json_need_no_rich(tmp_path: Path) -> None:
+    """A summary or a snapshot imports no table library (issue 23: the process's start-up);
+    --stats prints one plain ``key  value`` line per count, escaped."""
+    log = str(_log(tmp_path, "a\tb.jsonl"))
+    for args in (["--stats", log], ["--json", log], ["--stats", "--json", log]):
+        script = (
+            "import sys; sys.modules['rich'] = None; from acp_client.cli import main; "
+            f"raise SystemExit(main(['replay', *{args!r}]))"
+        )
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, check=False)
+        assert out.returncode == 0, (args, out.stderr.decode())
+    lines = cli("replay", "--stats", log).stdout.decode().splitlines()
+    assert lines[0].endswith("a\\tb.jsonl")
+    rows = [line.split(None, 1) for line in lines[1:]]
+    assert ["updates", "2"] in rows and ["format", "jsonrpc"] in rows
+    assert all(line.startswith("  ") for line in lines[1:])
 
 
 # ------------------------------------------------------------------------ help and usage

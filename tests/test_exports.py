@@ -42,6 +42,27 @@ def test_bare_import_builds_nothing_until_first_use() -> None:
     assert out.stdout.splitlines() == ["", "True False", "[]"]
 
 
+def test_the_v1_adapter_is_imported_only_for_v1() -> None:
+    """A v2 log or agent never imports the v1 adapter (issue 23: the CLI's start-up); a v1
+    one does, at the moment it is recognised."""
+    code = (
+        "import sys, acp_client\n"
+        "from acp_client.testing import log_lines\n"
+        "init = {'jsonrpc': '2.0', 'id': 0, 'method': 'initialize', 'params': {}}\n"
+        "def log(version):\n"
+        "    reply = {'jsonrpc': '2.0', 'id': 0, 'result': {'protocolVersion': version}}\n"
+        "    lines = log_lines([('outgoing', init), ('incoming', reply)], 'jsonrpc')\n"
+        "    return ''.join(line + '\\n' for line in lines).encode()\n"
+        "adapter = 'acp_client._v1.adapter'\n"
+        "acp_client.replay_log(log(2)); acp_client.Connection().receive_data(b'{}\\n')\n"
+        "print(adapter in sys.modules)\n"
+        "acp_client.replay_log(log(1))\n"
+        "print(adapter in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["False", "True"]
+
+
 def test_unknown_name_is_an_attribute_error() -> None:
     import pytest
 

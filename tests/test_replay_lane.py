@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -195,3 +196,20 @@ def test_strict_replays_take_no_lane(monkeypatch: Any) -> None:
     monkeypatch.setattr(Replayer, "apply_updates", None)  # would fail if called
     text = "".join(line + "\n" for line in log_lines([("incoming", _chunk("x"))] * 50, "jsonrpc"))
     assert replay_log(text.encode(), strict=True).ok
+
+
+def test_records_with_unusable_times_take_the_per_record_path() -> None:
+    """No time check of the lane's own: msgspec refuses a number beyond a float (1e999), so
+    such a record, like one whose time is no number, is read per record (its ``bad-time``
+    or ``malformed-line``), between runs that the lane takes."""
+    chunk = msgspec.json.encode(_chunk("x")).decode()
+    for fmt, line in (
+        ("acp-client", '{"direction":"incoming","message":%s,"time":%s}'),
+        ("capture", '{"dir":"in","msg":%s,"t":%s}'),
+    ):
+        for time in ("1e999", "-1e999", '"soon"', "null"):
+            good = [line % (chunk, "1.5")] * 3
+            data = "\n".join([*good, line % (chunk, time), *good, ""]).encode()
+            fast, slow = _both(data, [])
+            assert fast == slow, (fmt, time)
+            assert fast["messages"] >= 6, (fmt, time)

@@ -8,15 +8,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
 from .. import _events as ev
 from .._diagnostics import Diagnostic
-from .adapter import V1Adapter
 from .detect import detect_v1, v1_hint
 from .switch import Connection, _describe, _verdict
+
+if TYPE_CHECKING:  # imported when a v1 log is met: a v2 one never loads the adapter
+    from .adapter import V1Adapter
 
 __all__ = ["DECIDE_WITHIN", "AdapterOrigin", "LogSwitch", "Replay"]
 
@@ -199,6 +201,8 @@ class LogSwitch:
         if version == 1 and self._v1 is None:
             # One adapter for every v1 connection of the log: a session that continues in a
             # later connection keeps counting its synthetic ids (V1-TO-V2.md 4.1).
+            from .adapter import V1Adapter
+
             self._v1 = V1Adapter()
         self.adapter = self._v1 if version == 1 else None
         if self._v1 is not None:

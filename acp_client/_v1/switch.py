@@ -9,16 +9,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .. import _events as ev
 from .. import _schema as s
 from .._codec import encode, loads
 from .._diagnostics import Diagnostic
 from .._framing import LineTooLong
-from .adapter import V1Adapter
 from .detect import detect_v1
 from .restore import seed_adapter
+
+if TYPE_CHECKING:  # imported when a v1 agent is met: a v2 one never loads the adapter
+    from .adapter import V1Adapter
 
 
 class Connection(Protocol):
@@ -219,6 +221,8 @@ class ProtocolSwitch:
         self._enter(mode)
         conn = self._conn
         if effect == "start-adapter" or effect == "start-shadow":
+            from .adapter import V1Adapter
+
             self.adapter = V1Adapter()
             if self._restored:
                 seed_adapter(self.adapter, conn.sessions)

@@ -158,23 +158,21 @@ def _progress_printer(name: str) -> Any:
     return report
 
 
-def _print_stats(name: str, stats: dict[str, Any], console: Any) -> None:
-    from rich.table import Table
-    from rich.text import Text
+def _print_stats(name: str, stats: dict[str, Any]) -> None:
+    r"""The counts as plain lines, ``key  value``: no table library to import for a summary.
 
+    One line each: a file name or an agent's update kind cannot add lines (``\n``, ``\t``
+    and control characters escaped).
+    """
     from ._sanitize import sanitize_line
 
-    # one line each: a file name or an agent's update kind cannot add rows (\n, \t escaped);
-    # the name is a line of its own, wrapped (if at all) by the terminal, never inside a title
-    console.print(Text(sanitize_line(name or "example log"), style="bold"), soft_wrap=True)
-    table = Table(show_header=False)
-    table.add_column(style="bold")
-    table.add_column()
+    width = max(map(len, stats), default=0)
+    out = [sanitize_line(name or "example log")]
     for key, value in stats.items():
         if isinstance(value, dict):
             value = ", ".join(f"{sanitize_line(str(k))} {v}" for k, v in value.items()) or "-"
-        table.add_row(key, Text(str(value)))
-    console.print(table)
+        out.append(f"  {key:<{width}}  {sanitize_line(str(value))}")
+    sys.stdout.write("\n".join(out) + "\n")
 
 
 def _looks_v1(payload: Any) -> bool:
@@ -241,7 +239,7 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
     # a folder gives one JSON line per log, with "file", however many logs it holds
     many = len(results) > 1 or any(os.path.isdir(name) for name in args.logs or ())
     console = None
-    if mode == "render" or (mode == "stats" and not args.json):  # rich only to render
+    if mode == "render":  # rich only to render
         from ._console import make_console
 
         console = make_console()
@@ -273,7 +271,7 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
             if args.json:
                 sys.stdout.write(dump_json({"file": name, **payload}) + "\n")
             else:
-                _print_stats(name, payload, console)
+                _print_stats(name, payload)
         elif mode == "render":
             from ._render import render_snapshot
 

@@ -7,15 +7,18 @@ settled and no response is held for the look-ahead. For such a stretch the reade
 raw lines to :class:`FastLane`: each line is decoded in one typed pass, the record wrapper
 (``acp-client``, ``python-sdk``, ``capture``) together with its message (the typed decode
 of ``Connection.receive_data``, the same message Structs), and the sink applies the run a
-session's run at a time. A run that does not decode exactly
-(anything unusual: an unknown field, a missing ``jsonrpc``, a batch, a bad time, two values
-on a line) goes through the per-record path unchanged, which stays the reference: the
-records, diagnostics and state are the same either way (a property test checks it).
+session's run at a time. The decode itself finds the runs: a run ends at the first line
+that does not decode exactly (anything unusual: an unknown field, a missing ``jsonrpc``, a
+batch, a bad time, two values on a line, or no agent notification at all), and that line
+goes through the per-record path unchanged, which stays the reference: the records,
+diagnostics and state are the same either way (a property test checks it).
 """
 
 from __future__ import annotations
 
-from math import isfinite
+from collections.abc import Callable
+from contextlib import suppress
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -63,80 +66,86 @@ class LaneSink(Protocol):
 class FastLane:
     """Splits a reader's lines into runs of agent notifications and the rest."""
 
-    __slots__ = ("_decode", "sink")
+    __slots__ = ("sink",)
 
     def __init__(self, sink: LaneSink) -> None:
         self.sink = sink
-        self._decode: Any = None
 
     def lines(self, reader: LogReader, lines: list[bytes]) -> None:
-        """Read ``lines``: runs through the lane where it is open, the rest per record."""
-        marks = [_MARK in line for line in lines]
+        """Read ``lines``: runs through the lane where it is open, the rest per record.
+
+        Where the lane is open, the typed decode itself finds each run: it goes on while
+        lines decode as ordinary agent notifications and stops at the first that does not,
+        which takes the per-record path on its own. Where the lane is shut, the stretch of
+        ``session/update`` lines goes per record at once.
+        """
         slow = reader._slow_lines
         i, n = 0, len(lines)
         while i < n:
-            try:
-                j = marks.index(False, i)
-            except ValueError:
-                j = n
-            taken = self._run(reader, lines[i:j]) if j - i > 1 else False
+            taken = self._run(reader, lines, i)
             if taken:
-                i = j
+                i += taken
                 continue
-            if taken is None:  # the version waits for a record: this one, then the lane again
-                j = i + 1
-            k = j + 1 if j == i else j  # one other line, or a run the lane did not take
+            k = i + 1 if taken is not None else _stretch_end(lines, i)
             slow(lines[i:k])
             if reader.in_document:
                 slow(lines[k:])  # document mode (1.2) takes the rest
                 return
             i = k
 
-    def _run(self, reader: LogReader, run: list[bytes]) -> bool | None:
-        """Apply ``run`` through the lane if it is open.
+    def _run(self, reader: LogReader, lines: list[bytes], start: int) -> int | None:
+        """Apply the run of notifications from ``lines[start]`` through the lane if it is open.
 
-        ``True``: taken; ``None``: the lane is shut only until a record decides the log's
-        version; ``False``: not for the lane.
+        Returns how many lines it took: ``0`` when ``lines[start]`` is no ordinary agent
+        notification, or the lane is shut only until a record decides the log's version;
+        ``None`` when the lane is shut.
         """
         fmt = reader.format
-        if fmt is None or not reader.lane_ready():
-            return False
+        decoder = None if fmt is None else _DECODERS.get(SHAPE_OF_FORMAT[fmt])
+        if decoder is None or not reader.lane_ready():  # zed and conductor: never
+            return None
         sink = self.sink
         sink.take(reader._take())  # what came before (an initialize that decides v2)
         if not sink.lane_open():
-            return None if sink.lane_undecided() else False
-        shape = SHAPE_OF_FORMAT[fmt]
-        decoded = _decode(shape, run)
-        if decoded is None:
-            return False
-        notes, times = decoded
-        clock = "relative" if shape == "capture" else "epoch"
-        sink.apply_updates(reader.skip_lines(len(run)), notes, times, clock)
-        return True
+            return 0 if sink.lane_undecided() else None
+        decode, split, clock = decoder
+        records: list[Any] = []
+        with suppress(*_ERRORS):  # each line on its own (1.1); extend keeps what came before
+            records.extend(map(decode, islice(lines, start, None)))
+        if not records:
+            return 0
+        notes, times = (records, []) if split is None else split(records)
+        sink.apply_updates(reader.skip_lines(len(notes)), notes, times, clock)
+        return len(notes)
 
 
-def _decode(shape: str, run: list[bytes]) -> tuple[list[Any], list[float | None]] | None:
-    """The typed notifications of ``run`` (one per line) and their records' times, or None.
+def _stretch_end(lines: list[bytes], start: int) -> int:
+    """The end of the stretch of ``session/update`` lines from ``start`` (at least one line)."""
+    end = start + 1
+    for line in islice(lines, end, None):
+        if _MARK not in line:
+            break
+        end += 1
+    return end
 
-    ``None`` when a line is unusual; a time is ``None`` for a record without one, and the
-    times are ``[]`` for a format without a clock.
 
-    Each line is decoded on its own (1.1: a line is one message, whatever its neighbours).
-    """
-    try:
-        if shape == "jsonrpc":
-            return list(map(decode_update_line, run)), []
-        if shape == "acp":
-            records = list(map(decode_acp_record, run))
-            times = [None if r.time is UNSET else r.time for r in records]
-            notes = [r.message for r in records]
-        elif shape == "capture":
-            captured = list(map(decode_capture_record, run))
-            times = [None if r.t is UNSET else r.t for r in captured]
-            notes = [r.msg for r in captured]
-        else:
-            return None
-    except _ERRORS:
-        return None
-    timed = [t for t in times if t is not None] if None in times else times
-    return (notes, times) if all(map(isfinite, timed)) else None  # type: ignore[arg-type]
+def _acp_split(records: list[Any]) -> tuple[list[Any], list[float | None]]:
+    """The messages and times (``None``: none) of ``acp-client`` / ``python-sdk`` records."""
+    return [r.message for r in records], [None if r.time is UNSET else r.time for r in records]
+
+
+def _capture_split(records: list[Any]) -> tuple[list[Any], list[float | None]]:
+    """The messages and times (``None``: none) of ``capture`` records."""
+    return [r.msg for r in records], [None if r.t is UNSET else r.t for r in records]
+
+
+# Each shape's typed record decoder, how to split its records into messages and times, and
+# its clock. A time needs no check of its own: msgspec refuses a number beyond a float's
+# range (1e999), so no decoded time is infinite, and such a line takes the per-record path
+# (its bad-time).
+_Split = Callable[[list[Any]], tuple[list[Any], list[float | None]]]
+_DECODERS: dict[str, tuple[Callable[[bytes], Any], _Split | None, str]] = {
+    "jsonrpc": (decode_update_line, None, "epoch"),
+    "acp": (decode_acp_record, _acp_split, "epoch"),
+    "capture": (decode_capture_record, _capture_split, "relative"),
+}
