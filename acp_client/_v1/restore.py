@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .adapter import V1Adapter
+if TYPE_CHECKING:
+    from .adapter import V1Adapter
 
 __all__ = ["seed_adapter"]
 

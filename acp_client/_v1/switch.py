@@ -17,7 +17,6 @@ from .._codec import encode, loads
 from .._diagnostics import Diagnostic
 from .._framing import LineTooLong
 from .detect import detect_v1
-from .restore import seed_adapter
 
 if TYPE_CHECKING:  # imported when a v1 agent is met: a v2 one never loads the adapter
     from .adapter import V1Adapter
@@ -193,6 +192,9 @@ class ProtocolSwitch:
             return  # passive: a log's switch is the reader's
         self._restored = True
         if version == 1:
+            from .adapter import V1Adapter
+            from .restore import seed_adapter
+
             self.adapter = V1Adapter()
             seed_adapter(self.adapter, self._conn.sessions)
             self._conn.record_sends = False
@@ -225,6 +227,8 @@ class ProtocolSwitch:
 
             self.adapter = V1Adapter()
             if self._restored:
+                from .restore import seed_adapter
+
                 seed_adapter(self.adapter, conn.sessions)
             if self._initialize is not None:  # in step from the client's first message
                 self.adapter.feed("outgoing", self._initialize)
