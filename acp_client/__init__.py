@@ -26,6 +26,7 @@ from ._version import __version__
 if TYPE_CHECKING:  # the names below are imported on first use (module ``__getattr__``)
     from . import events as events
     from . import schema as schema
+    from . import view as view
     from ._codec import Decoder, convert, encode, to_builtins
     from ._connection import Connection, Direction, SentRequest
     from ._diagnostics import Diagnostic
@@ -55,6 +56,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (module ``__getat
 _LAZY: dict[str, tuple[str, str | None]] = {
     "events": (".events", None),
     "schema": (".schema", None),
+    "view": (".view", None),
     "Decoder": ("._codec", "Decoder"),
     "convert": ("._codec", "convert"),
     "encode": ("._codec", "encode"),
@@ -147,4 +149,5 @@ __all__ = [
     "schema",
     "summarize_many",
     "to_builtins",
+    "view",
 ]

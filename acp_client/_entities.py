@@ -15,6 +15,8 @@ from typing import Any, Literal, TypeVar, overload
 from msgspec import UNSET
 
 from . import _schema as s
+from ._offsets import ContentRead, TerminalRead
+from ._offsets import since as _since
 
 __all__ = [
     "ListView",
@@ -29,6 +31,8 @@ __all__ = [
     "CursorState",
     "TimelineEntry",
     "Role",
+    "ContentRead",
+    "TerminalRead",
     "bad_base64_shape",
     "decode_base64",
     "restore_truncated",
@@ -124,7 +128,16 @@ class ListView(Sequence[T]):
 
 
 class _Entity:
-    __slots__ = ("excluded", "extra", "first_seen", "last_changed", "meta")
+    __slots__ = (
+        "base",
+        "excluded",
+        "extra",
+        "first_seen",
+        "index",
+        "last_changed",
+        "meta",
+        "version",
+    )
 
     def __init__(self, ordinal: int) -> None:
         self.first_seen = ordinal
@@ -132,12 +145,49 @@ class _Entity:
         self.meta: dict[str, Any] | None = None
         self.extra: dict[str, Any] | None = None
         self.excluded = False
+        # docs/events.md: the session's change count at the last change (E1), the place in
+        # the timeline (E2; -1: none), the absolute index of the first item or byte (E5, E6)
+        self.version, self.index, self.base = 0, -1, 0
 
 
-class _Blocks(_Entity):
+class _Window(_Entity):
+    """An entity whose ``_content`` has absolute indices (docs/events.md, E6)."""
+
+    __slots__ = ()
+    _as_block = False  # stored plain text comes back as a TextContent
+    _window = "_content"  # the attribute holding the list
+
+    def _items(self) -> list[Any]:
+        items: list[Any] = getattr(self, self._window)
+        return items
+
+    @property
+    def content_start(self) -> int:
+        """The absolute index of the first item of ``content`` (docs/events.md, E6)."""
+        return self.base
+
+    @property
+    def content_end(self) -> int:
+        """The absolute index after the last item: every item ever appended is counted."""
+        return self.base + len(self._items())
+
+    def content_since(self, index: int) -> ContentRead:
+        """The items from the absolute ``index`` on; costs the number of items returned.
+
+        Raises:
+            ValueError: ``index`` is negative or past :attr:`content_end`.
+        """
+        items = self._items()
+        first, pos, end = _since(items, self.base, index, "content_since")
+        items = items[pos:]
+        return ContentRead(list(map(text_block, items)) if self._as_block else items, first, end)
+
+
+class _Blocks(_Window):
     """A message-like entity's content: blocks as received, plain text kept as ``str``."""
 
     __slots__ = ("_content", "chunk_meta")
+    _as_block = True
 
     def __init__(self, ordinal: int) -> None:
         super().__init__(ordinal)
@@ -189,7 +239,7 @@ class MessageState(_Blocks):
         return f"MessageState({self.role!r}, {self.message_id!r}, blocks={len(self._content)})"
 
 
-class ToolCallState(_Entity):
+class ToolCallState(_Window):
     """A tool call keyed by ``toolCallId``, with the agent's stored fields.
 
     ``kind`` and ``status`` are ``None`` when unset or reset (displayed ``other`` and
@@ -270,7 +320,9 @@ class TerminalState(_Entity):
     """A display-only terminal: stored fields and the retained output bytes.
 
     ``limit`` (bytes) caps retention: older bytes are dropped from the front and counted
-    in :attr:`truncated_bytes`.
+    in :attr:`truncated_bytes`. Offsets are absolute (docs/events.md, E5): every byte ever
+    appended or set by a snapshot counts, so the retained bytes are ``[start, end)`` and
+    :meth:`read` returns those after an offset.
     """
 
     __slots__ = (
@@ -316,10 +368,15 @@ class TerminalState(_Entity):
             drop = len(buf) - limit
             del buf[:drop]
             self._dropped += drop
+            self.base += drop
             self._reset_text()
 
     def replace(self, data: bytes) -> None:
-        """Replace all output with a snapshot (clears local truncation)."""
+        """Replace all output with a snapshot (clears local truncation).
+
+        The snapshot's bytes take the offsets after every byte before: none is reused.
+        """
+        self.base += len(self._buf)
         self._buf = bytearray(data)
         self._dropped = 0
         self._reset_text()
@@ -339,6 +396,36 @@ class TerminalState(_Entity):
         if self.limit is not None and len(buf) > self.limit:
             return bytes(buf[len(buf) - self.limit :])
         return bytes(buf)
+
+    @property
+    def start(self) -> int:
+        """The absolute offset of the first retained byte (that of ``output[0]``)."""
+        buf = self._buf
+        if self.limit is not None and len(buf) > self.limit:
+            return self.base + len(buf) - self.limit
+        return self.base
+
+    @property
+    def end(self) -> int:
+        """The absolute offset after the last byte: every byte ever received counts."""
+        return self.base + len(self._buf)
+
+    def read(self, since: int = 0) -> TerminalRead:
+        """The retained bytes from the absolute offset ``since`` on (docs/events.md, E5).
+
+        Costs the size of what is returned. A ``since`` before :attr:`start` returns the
+        retained bytes, from :attr:`start`: the bytes in between are gone.
+
+        Raises:
+            ValueError: ``since`` is negative or past :attr:`end`.
+        """
+        end = self.base + len(self._buf)
+        if type(since) is not int or since < 0 or since > end:
+            raise ValueError(f"read: offset {since!r} is not in [0, {end}] (the end so far)")
+        first = self.start
+        if since > first:
+            first = since
+        return TerminalRead(bytes(memoryview(self._buf)[first - self.base :]), first, end)
 
     @property
     def received_bytes(self) -> int:
@@ -392,24 +479,34 @@ class TerminalState(_Entity):
 
 
 class PlanState:
-    """A plan keyed by ``planId``: its last content (a ``PlanItems`` or a raw dict)."""
+    """A plan keyed by ``planId``: its last content (a ``PlanItems`` or a raw dict).
 
-    __slots__ = ("first_seen", "plan", "plan_id")
+    ``version`` grows with every change (docs/events.md, E1).
+    """
+
+    __slots__ = ("first_seen", "plan", "plan_id", "version")
 
     def __init__(self, plan_id: str, plan: Any, ordinal: int) -> None:
         self.plan_id = plan_id
         self.plan = plan
         self.first_seen = ordinal
+        self.version = 0
 
     def __repr__(self) -> str:
         return f"PlanState({self.plan_id!r})"
 
 
-class CompactionState(_Entity):
-    """A compaction timeline entry keyed by ``compactionId``."""
+class CompactionState(_Window):
+    """A compaction timeline entry keyed by ``compactionId``.
+
+    Its summary blocks have absolute indices as a message's content (E6):
+    :meth:`summary_since` (also spelled ``content_since``).
+    """
 
     __slots__ = ("_summary", "chunk_meta", "compaction_id", "error", "status")
     entry = "compaction"
+    _window = "_summary"
+    summary_since = _Window.content_since
 
     def __init__(self, compaction_id: str, ordinal: int) -> None:
         super().__init__(ordinal)
@@ -473,9 +570,10 @@ class CursorState:
     ``capabilities`` is patched, ``meta`` patched by top-level key, ``extra`` by key.
     """
 
-    __slots__ = ("anchor", "capabilities", "cursor_id", "extra", "first_seen", "meta")
+    __slots__ = ("anchor", "capabilities", "cursor_id", "extra", "first_seen", "meta", "version")
 
     def __init__(self, cursor_id: str, ordinal: int) -> None:
+        self.version = 0
         self.cursor_id = cursor_id
         self.anchor: Any = None
         self.capabilities: dict[str, Any] | None = None

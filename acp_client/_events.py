@@ -3,7 +3,8 @@
 Every applied ``session/update`` yields exactly one event naming the entity it changed
 and how, so that a UI re-renders only that. The connection adds events for requests and
 responses (prompts, permissions, setup). Events are msgspec Structs: cheap to create,
-immutable, comparable.
+immutable, comparable. The contract a view folds them by (entity versions, timeline
+positions, removals, offsets) is docs/events.md (E1-E8).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from . import _schema as s
 from ._entities import Role
 from ._errors import RemoteProtocolError
 
@@ -38,6 +40,8 @@ __all__ = [
     "CompactionUpserted",
     "CompactionChunkAppended",
     "StateChanged",
+    "EntriesChanged",
+    "EntriesRemoved",
     "UnknownUpdateReceived",
     "UpdateRejected",
     "SessionCreated",
@@ -79,8 +83,13 @@ class MessageChunkAppended(_SessionEvent, frozen=True):
 
     role: Role
     message_id: str
-    block: Any
+    block: s.ContentBlock
     created: bool
+    index: int = -1
+    """The entry's position in the session's timeline when the event was made (E2)."""
+    version: int = 0
+    """The entity's ``version`` right after this change (E1): a view that read the entity
+    at this version or later already shows it."""
 
 
 class MessageUpserted(_SessionEvent, frozen=True):
@@ -90,14 +99,24 @@ class MessageUpserted(_SessionEvent, frozen=True):
     message_id: str
     created: bool
     content: ContentChange
+    index: int = -1
+    """The entry's position in the session's timeline when the event was made (E2)."""
+    version: int = 0
+    """The entity's ``version`` right after this change (E1): a view that read the entity
+    at this version or later already shows it."""
 
 
 class ToolCallChunkAppended(_SessionEvent, frozen=True):
     """A ``tool_call_content_chunk`` appended one content item."""
 
     tool_call_id: str
-    item: Any
+    item: s.ToolCallContent
     created: bool
+    index: int = -1
+    """The entry's position in the session's timeline when the event was made (E2)."""
+    version: int = 0
+    """The entity's ``version`` right after this change (E1): a view that read the entity
+    at this version or later already shows it."""
 
 
 class ToolCallUpserted(_SessionEvent, frozen=True):
@@ -106,6 +125,11 @@ class ToolCallUpserted(_SessionEvent, frozen=True):
     tool_call_id: str
     created: bool
     content: ContentChange
+    index: int = -1
+    """The entry's position in the session's timeline when the event was made (E2)."""
+    version: int = 0
+    """The entity's ``version`` right after this change (E1): a view that read the entity
+    at this version or later already shows it."""
 
 
 class TerminalOutputAppended(_SessionEvent, frozen=True):
@@ -114,6 +138,8 @@ class TerminalOutputAppended(_SessionEvent, frozen=True):
     terminal_id: str
     data: bytes
     created: bool
+    version: int = 0
+    """The entity's ``version`` right after this change (E1)."""
 
 
 class TerminalUpserted(_SessionEvent, frozen=True):
@@ -126,6 +152,8 @@ class TerminalUpserted(_SessionEvent, frozen=True):
     terminal_id: str
     created: bool
     output: ContentChange
+    version: int = 0
+    """The entity's ``version`` right after this change (E1)."""
 
 
 class PlanUpdated(_SessionEvent, frozen=True):
@@ -133,6 +161,8 @@ class PlanUpdated(_SessionEvent, frozen=True):
 
     plan_id: str
     created: bool
+    version: int = 0
+    """The entity's ``version`` right after this change (E1)."""
 
 
 class PlanRemoved(_SessionEvent, frozen=True):
@@ -148,14 +178,24 @@ class SessionMessageUpserted(_SessionEvent, frozen=True):
     message_id: str
     created: bool
     content: ContentChange
+    index: int = -1
+    """The entry's position in the session's timeline when the event was made (E2)."""
+    version: int = 0
+    """The entity's ``version`` right after this change (E1): a view that read the entity
+    at this version or later already shows it."""
 
 
 class SessionMessageChunkAppended(_SessionEvent, frozen=True):
     """A ``session_message_chunk`` appended one block to an inter-session message (P13)."""
 
     message_id: str
-    block: Any
+    block: s.ContentBlock
     created: bool
+    index: int = -1
+    """The entry's position in the session's timeline when the event was made (E2)."""
+    version: int = 0
+    """The entity's ``version`` right after this change (E1): a view that read the entity
+    at this version or later already shows it."""
 
 
 class PromptSuggestionsUpdated(_SessionEvent, frozen=True):
@@ -173,6 +213,8 @@ class CursorUpserted(_SessionEvent, frozen=True):
 
     cursor_id: str
     created: bool
+    version: int = 0
+    """The entity's ``version`` right after this change (E1)."""
 
 
 class AvailableCommandsUpdated(_SessionEvent, frozen=True):
@@ -194,7 +236,7 @@ class UsageUpdated(_SessionEvent, frozen=True):
 class NoticeReceived(_SessionEvent, frozen=True):
     """A notice arrived (live information, not history)."""
 
-    notice: Any
+    notice: s.Notice
 
 
 class CompactionUpserted(_SessionEvent, frozen=True):
@@ -203,14 +245,24 @@ class CompactionUpserted(_SessionEvent, frozen=True):
     compaction_id: str
     created: bool
     summary: ContentChange
+    index: int = -1
+    """The entry's position in the session's timeline when the event was made (E2)."""
+    version: int = 0
+    """The entity's ``version`` right after this change (E1): a view that read the entity
+    at this version or later already shows it."""
 
 
 class CompactionChunkAppended(_SessionEvent, frozen=True):
     """A ``compaction_summary_chunk`` appended one summary block."""
 
     compaction_id: str
-    block: Any
+    block: s.ContentBlock
     created: bool
+    index: int = -1
+    """The entry's position in the session's timeline when the event was made (E2)."""
+    version: int = 0
+    """The entity's ``version`` right after this change (E1): a view that read the entity
+    at this version or later already shows it."""
 
 
 class StateChanged(_SessionEvent, frozen=True):
@@ -223,6 +275,35 @@ class StateChanged(_SessionEvent, frozen=True):
     state: str
     stop_reason: str | None
     turn_completed: bool
+
+
+class EntriesChanged(_SessionEvent, frozen=True):
+    """Timeline entries ``[start, stop)`` changed together, each to a new version (E3).
+
+    ``reason`` ``"refusal"``: a turn ended with ``refusal`` and excluded them from the
+    agent's next context (R14); entries placed after ``stop`` are not concerned, even those
+    placed by later updates of the same read.
+    """
+
+    start: int
+    stop: int
+    reason: str
+
+
+class EntriesRemoved(_SessionEvent, frozen=True):
+    """Timeline entries ``[start, stop)`` left the timeline (E4).
+
+    The entries after them move down by ``stop - start``.
+    ``reason`` ``"replay"``: a history replay starts (12.3); every terminal and plan of the
+    session leaves too (``terminal_ids``, ``plan_ids``). What the replay reports again comes
+    back as new entities (``created=True``), at the end of the timeline.
+    """
+
+    start: int
+    stop: int
+    reason: str
+    terminal_ids: tuple[str, ...] = ()
+    plan_ids: tuple[str, ...] = ()
 
 
 class UnknownUpdateReceived(_SessionEvent, frozen=True):
@@ -300,7 +381,7 @@ class PromptAccepted(_RequestEvent, frozen=True):
 class PromptRejected(_RequestEvent, frozen=True):
     """The prompt was not inserted (error response)."""
 
-    error: Any
+    error: s.Error
 
 
 class PromptEchoed(_RequestEvent, frozen=True):
@@ -312,7 +393,7 @@ class PromptEchoed(_RequestEvent, frozen=True):
 class PermissionRequested(_RequestEvent, frozen=True):
     """The agent asks for permission; answer with ``Connection.answer_permission``."""
 
-    request: Any
+    request: s.RequestPermissionRequest
 
 
 class PermissionAnswered(_RequestEvent, frozen=True):
@@ -344,14 +425,14 @@ class ResponseReceived(Event, frozen=True):
     request_id: int | str
     method: str
     result: Any
-    error: Any
+    error: s.Error | None
     session_id: str | None
 
 
 class UnmatchedResponseReceived(Event, frozen=True):
     """A response whose request is unknown (kept raw, with a diagnostic)."""
 
-    message: Any
+    message: s.Response | s.ErrorResponse
 
 
 class InvalidMessageReceived(Event, frozen=True):

@@ -178,6 +178,7 @@ class Foreground:
         "_note",
         "_reference_terminal",
         "_session_id",
+        "_side",
         "_tl",
         "_turn_ended",
         "background",
@@ -207,6 +208,7 @@ class Foreground:
         self._note = note
         self._reference_terminal: Callable[[str], None] = _nothing
         self._turn_ended: Callable[[], None] = _nothing
+        self._side: list[ev.Event] = []
         self.reference_session: Callable[[str], None] = _nothing
         """Who checks a ``subagent`` background item's session is known (P9)."""
         self.state: s.StateUpdate | None = None
@@ -225,11 +227,19 @@ class Foreground:
         """While the opt-in ``unknown`` state stands: the state before it (P32)."""
 
     def connect(
-        self, reference_terminal: Callable[[str], None], turn_ended: Callable[[], None]
+        self,
+        reference_terminal: Callable[[str], None],
+        turn_ended: Callable[[], None],
+        side_events: list[ev.Event] | None = None,
     ) -> None:
-        """Set the callbacks: who creates a listed terminal (R53), who reports at work's end."""
+        """Set the callbacks: who creates a listed terminal (R53), who reports at work's end.
+
+        ``side_events``: where the events a state update causes besides its own go (E3).
+        """
         self._reference_terminal = reference_terminal
         self._turn_ended = turn_ended
+        if side_events is not None:
+            self._side = side_events
 
     def apply(self, u: s.StateUpdate, created_by_new: bool, replaying: bool) -> ev.StateChanged:
         """Apply one ``state_update`` through :data:`TRANSITIONS`; return its event."""
@@ -279,8 +289,13 @@ class Foreground:
         if stop_reason == "refusal":
             start = self._tl.first_user_index(self.turn_start)
             # no prompt placed in this work: nothing leaves the context (R14)
-            for entry in self._tl.entries[start:] if start is not None else ():
-                entry.excluded = True
+            if start is not None:
+                tl = self._tl
+                for entry in tl.entries[start:]:
+                    entry.excluded = True
+                    tl.stamp(entry)
+                stop = len(tl.entries)
+                self._side.append(ev.EntriesChanged(self._session_id, start, stop, "refusal"))
         if stop_reason == "error" and self.cancel_requested:
             self._note(
                 "cancel-ended-with-error",
@@ -471,6 +486,7 @@ class Foreground:
             ):
                 continue
             call.locally_cancelled = True
+            self._tl.stamp(call)  # the event that names it: CancelRequested (E1)
             marked.append(call.tool_call_id)
         return tuple(marked)
 

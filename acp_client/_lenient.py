@@ -38,6 +38,7 @@ _UNKNOWN_VARIANT_REQUIRED: dict[type[Any], tuple[str, ...]] = {
     s.Command: ("name", "description"),
     s.AuthMethodAgent: ("methodId", "name"),
 }
+_BLOCK_UNIONS = frozenset({s.TextContent, s.Content})
 _STATE_CLASSES = frozenset({s.StateSnapshot, s.StateUpdate, s.UnknownStateUpdate})
 
 
@@ -216,6 +217,8 @@ class Converter:
         for key in _UNKNOWN_VARIANT_REQUIRED.get(classes[0], ()):
             if not isinstance(value.get(key), str):
                 raise Invalid(f"{path}.{key}", f"unknown `{tag}` variant without string `{key}`")
+        if classes[0] in _BLOCK_UNIONS:  # a content block or item: its `.type` works too
+            return s.UnknownContentBlock(value)
         return value  # an unknown or custom variant, kept raw
 
     def struct(self, value: Any, cls: Any, path: str) -> Any:

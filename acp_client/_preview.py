@@ -188,16 +188,21 @@ class Preview:
                 self.refer(value, f"session message {u.message_id!r}")
         change: ev.ContentChange = "unchanged"
         if u.content is not UNSET:
-            msg._content, change = replaced_content(msg, u.content)
+            msg._content, change = replaced_content(msg, msg._content, u.content)
         self._up.patched(msg, u, "session message", u.message_id)
-        return ev.SessionMessageUpserted(self.session_id, u.message_id, created, change)
+        return ev.SessionMessageUpserted(
+            self.session_id, u.message_id, created, change, msg.index, msg.version
+        )
 
     def session_message_chunk(self, u: s.SessionMessageChunk) -> ev.Event:
         """``session_message_chunk``: append one block; an unseen id creates it (P13)."""
         msg, created = self.tl.session_message(u.message_id)
         append_chunk(msg, msg._content, compact(u.content), u.meta)
         msg.last_changed = self.tl.ordinal
-        return ev.SessionMessageChunkAppended(self.session_id, u.message_id, u.content, created)
+        version = self.tl.stamp(msg)
+        return ev.SessionMessageChunkAppended(
+            self.session_id, u.message_id, u.content, created, msg.index, version
+        )
 
     # ------------------------------------------------------ prompt suggestions
 
@@ -249,7 +254,9 @@ class Preview:
         if u.extra is not UNSET:
             self._up.check_shadowed(u.extra, "cursor", u.cursor_id)
             cursor.extra = patch_extra(cursor.extra, u.extra)
-        return ev.CursorUpserted(self.session_id, u.cursor_id, created)
+        self.tl.changes += 1
+        cursor.version = self.tl.changes
+        return ev.CursorUpserted(self.session_id, u.cursor_id, created, cursor.version)
 
     def _check_anchor(self, cursor_id: str, anchor: Any) -> None:
         store = _ANCHOR_STORES.get(type(anchor))

@@ -49,6 +49,7 @@ __all__ = [
     "EmbeddedResource",
     "ContentBlock",
     "KNOWN_CONTENT_BLOCKS",
+    "UnknownContentBlock",
     # tool calls
     "ToolCallCancelCapabilities",
     "ToolCallCapabilities",
@@ -311,6 +312,9 @@ OptAnnotations = Annotated[Annotations | None | UnsetType, D]
 class TextContent(Wire, tag_field="type", tag="text", kw_only=True):
     """Text (Markdown) content block."""
 
+    type: ClassVar[str] = "text"
+    """The wire tag of this variant."""
+
     text: str
     annotations: OptAnnotations = UNSET
     meta: Meta_ = UNSET
@@ -318,6 +322,9 @@ class TextContent(Wire, tag_field="type", tag="text", kw_only=True):
 
 class ImageContent(Wire, tag_field="type", tag="image", kw_only=True):
     """Base64 image content block."""
+
+    type: ClassVar[str] = "image"
+    """The wire tag of this variant."""
 
     data: str
     mime_type: str
@@ -329,6 +336,9 @@ class ImageContent(Wire, tag_field="type", tag="image", kw_only=True):
 class AudioContent(Wire, tag_field="type", tag="audio", kw_only=True):
     """Base64 audio content block."""
 
+    type: ClassVar[str] = "audio"
+    """The wire tag of this variant."""
+
     data: str
     mime_type: str
     annotations: OptAnnotations = UNSET
@@ -337,6 +347,9 @@ class AudioContent(Wire, tag_field="type", tag="audio", kw_only=True):
 
 class ResourceLink(Wire, tag_field="type", tag="resource_link", kw_only=True):
     """A link to a resource the receiver may or may not be able to read."""
+
+    type: ClassVar[str] = "resource_link"
+    """The wire tag of this variant."""
 
     name: str
     uri: str
@@ -369,15 +382,35 @@ class ResourceContents(Wire):
 class EmbeddedResource(Wire, tag_field="type", tag="resource", kw_only=True):
     """A resource embedded in the content."""
 
+    type: ClassVar[str] = "resource"
+    """The wire tag of this variant."""
+
     resource: ResourceContents
     annotations: OptAnnotations = UNSET
     meta: Meta_ = UNSET
 
 
 KNOWN_CONTENT_BLOCKS = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+
+
+class UnknownContentBlock(dict[str, Any]):
+    """A content block (or tool-call content item) of an unknown or custom ``type``.
+
+    The JSON object as received: a ``dict`` in every respect, and like every known block it
+    has a :attr:`type` (the object's ``"type"``).
+    """
+
+    __slots__ = ()
+
+    @property
+    def type(self) -> Any:
+        """The object's ``"type"`` (a string: decoding requires it)."""
+        return self.get("type")
+
+
 if TYPE_CHECKING:
     ContentBlock = Union[
-        TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, dict[str, Any]
+        TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, UnknownContentBlock
     ]
 else:
     ContentBlock = Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource]
@@ -409,6 +442,9 @@ class ToolCallLocation(Wire):
 
 class Content(Wire, tag_field="type", tag="content", kw_only=True):
     """Tool-call content item holding a content block."""
+
+    type: ClassVar[str] = "content"
+    """The wire tag of this variant."""
 
     content: ContentBlock
     meta: Meta_ = UNSET
@@ -470,6 +506,9 @@ else:
 class Diff(Wire, tag_field="type", tag="diff", kw_only=True):
     """Tool-call content item describing file changes."""
 
+    type: ClassVar[str] = "diff"
+    """The wire tag of this variant."""
+
     changes: Annotated[list[DiffChange], S]
     patch: Annotated[DiffPatch | None | UnsetType, D] = UNSET
     meta: Meta_ = UNSET
@@ -477,6 +516,9 @@ class Diff(Wire, tag_field="type", tag="diff", kw_only=True):
 
 class Terminal(Wire, tag_field="type", tag="terminal", kw_only=True):
     """Tool-call content item that anchors an Agent-owned display terminal."""
+
+    type: ClassVar[str] = "terminal"
+    """The wire tag of this variant."""
 
     terminal_id: str
     meta: Meta_ = UNSET
@@ -488,12 +530,15 @@ class SessionReference(Wire, tag_field="type", tag="session", kw_only=True):
     It creates no session, establishes no ownership and grants no control (P9).
     """
 
+    type: ClassVar[str] = "session"
+    """The wire tag of this variant."""
+
     session_id: str
     meta: Meta_ = UNSET
 
 
 if TYPE_CHECKING:
-    ToolCallContent = Union[Content, Diff, Terminal, SessionReference, dict[str, Any]]
+    ToolCallContent = Union[Content, Diff, Terminal, SessionReference, UnknownContentBlock]
 else:
     ToolCallContent = Union[Content, Diff, Terminal, SessionReference]
 """A tool-call content item; an unknown ``type`` is kept as its raw ``dict``."""

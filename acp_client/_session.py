@@ -173,7 +173,7 @@ class Session(StoresView):
         up = self._updates = EntityUpdates(
             session_id, tl, self._note, self.side_events, tracker.user_message
         )
-        fg.connect(up.reference_terminal, tracker.turn_ended)
+        fg.connect(up.reference_terminal, tracker.turn_ended, self.side_events)
         fg.reference_session = partial(_refer, up, "a `subagent` background item")
         self._handlers: dict[type[Any], Callable[[Any], ev.Event]] = {
             s.UserMessageChunk: partial(up.chunk, "user"),
@@ -410,16 +410,20 @@ class Session(StoresView):
         fg = self._fg
         fg.resuming = 0 if all_of_them else max(fg.resuming - 1, 0)
 
-    def begin_replay(self, *, keep_after: int | None = None) -> None:
+    def begin_replay(self, *, keep_after: int | None = None) -> ev.EntriesRemoved:
         """Start a history replay (section 12.3): entities move to a previous generation.
 
-        ``keep_after``: entries first seen after this ordinal stay current (P16).
+        ``keep_after``: entries first seen after this ordinal stay current (P16). Returns
+        the event that says what left the current state (docs/events.md, E4).
         """
         self.lifecycle = "replaying"
         self.announced = True
         self._tracker.begin_replay()
-        self._tl.begin_replay(keep_after)
+        removed, terminals, plans = self._tl.begin_replay(keep_after)
         self._fg.turn_start = 0
+        return ev.EntriesRemoved(
+            self.session_id, 0, removed, "replay", tuple(terminals), tuple(plans)
+        )
 
     def end_replay(self, ok: bool, *, why: str = "failed", window: bool = False) -> int:
         """Finish a replay; return how many timeline entries were not reported again.

@@ -44,10 +44,13 @@ class Timeline:
         removed_plans: plans a ``plan_removed`` deleted and not set again since, by id, with
             the ordinal of the removal (ACP v2 Preview P45; for views, not in the snapshot).
         previous: while a replay runs, the timeline before it by key (else ``None``).
+        changes: how many entity changes were made; each change stamps the entity's
+            ``version`` with it (docs/events.md, E1).
     """
 
     __slots__ = (
         "agent",
+        "changes",
         "compactions",
         "cursors",
         "cursors_seen",
@@ -76,6 +79,7 @@ class Timeline:
 
     def __init__(self, terminal_limit: int | None = None) -> None:
         self.ordinal = 0
+        self.changes = 0
         self.terminal_limit = terminal_limit
         self.notices: list[Any] = []
         self.notice_ordinals: list[int] = []
@@ -115,8 +119,15 @@ class Timeline:
         """Create a message first seen now and place it at the end of the timeline."""
         msg = en.MessageState(role, message_id, self.ordinal)
         self.messages[role][message_id] = msg
+        msg.index = len(self.entries)
         self.entries.append(msg)
         return msg
+
+    def stamp(self, entity: en.TimelineEntry | en.TerminalState | en.PlanState) -> int:
+        """Count one change of ``entity``: its new ``version`` (docs/events.md, E1)."""
+        self.changes += 1
+        entity.version = self.changes
+        return self.changes
 
     def tool_call(self, tool_call_id: str) -> tuple[en.ToolCallState, bool]:
         """The tool call with this id, created (and placed) if new; and whether it was."""
@@ -134,6 +145,7 @@ class Timeline:
         if found is not None:
             return found, False
         found = store[key] = cls(key, self.ordinal)
+        found.index = len(self.entries)
         self.entries.append(found)
         return found, True
 
@@ -174,12 +186,13 @@ class Timeline:
     def set_plan(self, plan_id: str, plan: Any) -> bool:
         """Store a plan's content (replaced whole); return whether the plan is new."""
         state = self.plans.get(plan_id)
+        created = state is None
         if state is None:
-            self.plans[plan_id] = en.PlanState(plan_id, plan, self.ordinal)
+            state = self.plans[plan_id] = en.PlanState(plan_id, plan, self.ordinal)
             self.removed_plans.pop(plan_id, None)
-            return True
         state.plan = plan
-        return False
+        self.stamp(state)
+        return created
 
     def add_notice(self, notice: Any) -> None:
         """Keep a notice, anchored at the current ordinal (2.2)."""
@@ -223,12 +236,18 @@ class Timeline:
 
     # ------------------------------------------------------------------ replay
 
-    def begin_replay(self, keep_after: int | None = None) -> None:
+    def begin_replay(self, keep_after: int | None = None) -> tuple[int, list[str], list[str]]:
         """A history replay starts (12.3): the entities become the previous generation.
 
         ``keep_after``: entries first seen after this ordinal stay (a child joining its
-        parent's replay keeps what arrived after the request was sent, P16).
+        parent's replay keeps what arrived after the request was sent, P16). Entries are
+        placed in first-seen order, so those kept are the last ones: they move to the front.
+
+        Returns how many entries left the timeline (its first ones), and the ids of the
+        terminals and plans that left (docs/events.md, E4).
         """
+        gone = (list(self.terminals), list(self.plans))
+        removed = len(self.entries)
         kept = [] if keep_after is None else [e for e in self.entries if e.first_seen > keep_after]
         moved = {id(entry) for entry in kept}
         self.previous = {e.key: e for e in self.entries if id(e) not in moved}
@@ -241,6 +260,7 @@ class Timeline:
         self.previous_cursors = self.cursors
         self._new_generation()
         for entry in kept:
+            entry.index = len(self.entries)
             self.entries.append(entry)
             if isinstance(entry, en.MessageState):
                 self.messages[entry.role][entry.message_id] = entry
@@ -250,6 +270,7 @@ class Timeline:
                 self.session_messages[entry.message_id] = entry
             else:
                 self.compactions[entry.compaction_id] = entry
+        return removed - len(kept), gone[0], gone[1]
 
     def end_replay(self) -> tuple[int, set[str]]:
         """Finish a replay: return how many entries it lost, and the lost user message ids.

@@ -230,9 +230,10 @@ class Forest:
         keep_after: int | None = None,
     ) -> None:
         """``session`` replays for the request ``rid`` from now on (P16)."""
-        session.begin_replay(keep_after=keep_after)
+        removed = session.begin_replay(keep_after=keep_after)
         session.tree.replay = ReplayPhase(rid, self.preview)
         self.replays.setdefault(rid, []).append(session)
+        events.append(removed)
         events.append(ev.ReplayStarted(session_id=session.session_id))
 
     def sent(self, session: Session, rid: RequestId, replays: bool, events: list[ev.Event]) -> None:

@@ -91,9 +91,13 @@ def append_chunk(entity: Any, content: list[Any], item: Any, meta: Any) -> None:
     content.append(item)
 
 
-def replaced_content(entity: Any, value: Any) -> tuple[list[Any], ev.ContentChange]:
-    """An upsert's content array (PATCH: not ``UNSET``): the new list and what changed."""
+def replaced_content(entity: Any, old: list[Any], value: Any) -> tuple[list[Any], ev.ContentChange]:
+    """An upsert's content array (PATCH: not ``UNSET``): the new list and what changed.
+
+    The new blocks take the absolute indices after every block of ``old`` (E6).
+    """
     entity.chunk_meta = None
+    entity.base += len(old)
     if value:
         return list(value), "replaced"
     return [], "cleared"
@@ -153,7 +157,10 @@ class EntityUpdates:
         if u.extra is not UNSET:
             self.check_shadowed(u.extra, kind, key)
             entity.extra = patch_extra(entity.extra, u.extra)
-        entity.last_changed = self.tl.ordinal
+        tl = self.tl
+        entity.last_changed = tl.ordinal
+        tl.changes += 1  # Timeline.stamp, inline: every upsert passes here (E1)
+        entity.version = tl.changes
 
     def _check_item(self, item: Any) -> None:
         """R22, A15, A24: a terminal reference creates it; a diff's paths are absolute."""
@@ -186,9 +193,12 @@ class EntityUpdates:
 
         If that created it, an event says so, after the event of the update that named it.
         """
-        _, created = self.tl.terminal(terminal_id)
+        term, created = self.tl.terminal(terminal_id)
         if created:
-            self._side.append(ev.TerminalUpserted(self.session_id, terminal_id, True, "unchanged"))
+            version = self.tl.stamp(term)
+            self._side.append(
+                ev.TerminalUpserted(self.session_id, terminal_id, True, "unchanged", version)
+            )
 
     # ---------------------------------------------------------- messages (4)
 
@@ -212,7 +222,12 @@ class EntityUpdates:
         else:  # append_chunk without _meta, spelled out: the path of every lone chunk
             msg._content.append(compact(u.content))
         msg.last_changed = self.tl.ordinal
-        return _CHUNK_APPENDED(self.session_id, role, u.message_id, u.content, created)
+        tl = self.tl
+        tl.changes += 1
+        msg.version = tl.changes
+        return _CHUNK_APPENDED(
+            self.session_id, role, u.message_id, u.content, created, msg.index, tl.changes
+        )
 
     def message_run(self, role: Role, run: list[Any], events: list[ev.Event]) -> None:
         """Apply a run of agent or thought chunks in order (counting their ordinals).
@@ -253,6 +268,9 @@ class EntityUpdates:
         msg._content += texts if len(texts) == n else map(compact, blocks)
         tl.ordinal += n
         msg.last_changed = tl.ordinal
+        first = tl.changes + 1
+        tl.changes += n
+        msg.version = tl.changes
         events += map(
             _CHUNK_APPENDED,
             repeat(self.session_id, n),
@@ -260,6 +278,8 @@ class EntityUpdates:
             repeat(message_id, n),
             blocks,
             repeat(False, n),
+            repeat(msg.index, n),
+            range(first, first + n),
         )
 
     def message(self, u: s._MessageUpsert) -> ev.Event:
@@ -268,9 +288,11 @@ class EntityUpdates:
         msg, created = self._message_of(role, u.message_id)
         change: ev.ContentChange = "unchanged"
         if u.content is not UNSET:
-            msg._content, change = replaced_content(msg, u.content)
+            msg._content, change = replaced_content(msg, msg._content, u.content)
         self.patched(msg, u, "message", u.message_id)
-        return ev.MessageUpserted(self.session_id, role, u.message_id, created, change)
+        return ev.MessageUpserted(
+            self.session_id, role, u.message_id, created, change, msg.index, msg.version
+        )
 
     # -------------------------------------------------------- tool calls (7)
 
@@ -290,7 +312,7 @@ class EntityUpdates:
                 call.cancel_pending = False
         change: ev.ContentChange = "unchanged"
         if u.content is not UNSET:
-            call._content, change = replaced_content(call, u.content)
+            call._content, change = replaced_content(call, call._content, u.content)
             for item in call._content:
                 self._check_item(item)
         if u.locations is not UNSET:
@@ -308,7 +330,9 @@ class EntityUpdates:
         if (u.status is not UNSET or u.capabilities is not UNSET) and call.finished:
             self._check_final_cancel(call.capabilities, f"tool call {u.tool_call_id!r}")
         self.patched(call, u, "tool call", u.tool_call_id)
-        return ev.ToolCallUpserted(self.session_id, u.tool_call_id, created, change)
+        return ev.ToolCallUpserted(
+            self.session_id, u.tool_call_id, created, change, call.index, call.version
+        )
 
     def tool_call_chunk(self, u: s.ToolCallContentChunk) -> ev.Event:
         """Append one content item to a tool call (created, and placed, if new)."""
@@ -316,7 +340,10 @@ class EntityUpdates:
         append_chunk(call, call._content, u.content, u.meta)
         self._check_item(u.content)
         call.last_changed = self.tl.ordinal
-        return ev.ToolCallChunkAppended(self.session_id, u.tool_call_id, u.content, created)
+        version = self.tl.stamp(call)
+        return ev.ToolCallChunkAppended(
+            self.session_id, u.tool_call_id, u.content, created, call.index, version
+        )
 
     # --------------------------------------------------------- terminals (8)
 
@@ -357,7 +384,7 @@ class EntityUpdates:
         if (u.exit_status is not UNSET or u.capabilities is not UNSET) and term.exited:
             self._check_final_cancel(term.capabilities, f"terminal {u.terminal_id!r}")
         self.patched(term, u, "terminal", u.terminal_id)
-        return ev.TerminalUpserted(self.session_id, u.terminal_id, created, change)
+        return ev.TerminalUpserted(self.session_id, u.terminal_id, created, change, term.version)
 
     def terminal_chunk(self, u: s.TerminalOutputChunk) -> ev.Event:
         """Append one chunk's bytes, each base64-decoded on its own (8)."""
@@ -372,7 +399,10 @@ class EntityUpdates:
         term, created = self.tl.terminal(u.terminal_id)
         term.append(data)
         term.last_changed = self.tl.ordinal
-        return _OUTPUT_APPENDED(self.session_id, u.terminal_id, data, created)
+        tl = self.tl
+        tl.changes += 1
+        term.version = tl.changes
+        return _OUTPUT_APPENDED(self.session_id, u.terminal_id, data, created, tl.changes)
 
     def terminal_run(self, run: list[Any], events: list[ev.Event]) -> list[Any]:
         """Apply a run of output chunks for one terminal at once; return what is left.
@@ -399,14 +429,19 @@ class EntityUpdates:
         except (ValueError, TypeError):  # binascii.Error, or non-ASCII text
             return run
         term.append(b"".join(pieces))
-        self.tl.ordinal += n
-        term.last_changed = self.tl.ordinal
+        tl = self.tl
+        tl.ordinal += n
+        term.last_changed = tl.ordinal
+        first = tl.changes + 1
+        tl.changes += n
+        term.version = tl.changes
         events += map(
             _OUTPUT_APPENDED,
             repeat(self.session_id, n),
             repeat(terminal_id, n),
             pieces,
             repeat(False, n),
+            range(first, first + n),
         )
         return []
 
@@ -419,7 +454,8 @@ class EntityUpdates:
         if not isinstance(plan_id, str):
             return self.reject(u, "malformed-update", "plan_update without a string `planId`")
         created = self.tl.set_plan(plan_id, plan)
-        return ev.PlanUpdated(session_id=self.session_id, plan_id=plan_id, created=created)
+        version = self.tl.changes  # set_plan stamped it
+        return ev.PlanUpdated(self.session_id, plan_id, created, version)
 
     def compaction(self, u: s.CompactionUpdate) -> ev.Event:
         """A ``compaction_update`` upsert (9.3)."""
@@ -427,18 +463,23 @@ class EntityUpdates:
         comp.status = u.status
         change: ev.ContentChange = "unchanged"
         if u.summary is not UNSET:
-            comp._summary, change = replaced_content(comp, u.summary)
+            comp._summary, change = replaced_content(comp, comp._summary, u.summary)
         if u.error is not UNSET:
             comp.error = u.error
         self.patched(comp, u, "compaction", u.compaction_id)
-        return ev.CompactionUpserted(self.session_id, u.compaction_id, created, change)
+        return ev.CompactionUpserted(
+            self.session_id, u.compaction_id, created, change, comp.index, comp.version
+        )
 
     def compaction_chunk(self, u: s.CompactionSummaryChunk) -> ev.Event:
         """Append one summary block to a compaction (created, and placed, if new)."""
         comp, created = self.tl.compaction(u.compaction_id)
         append_chunk(comp, comp._summary, u.content, u.meta)
         comp.last_changed = self.tl.ordinal
-        return ev.CompactionChunkAppended(self.session_id, u.compaction_id, u.content, created)
+        version = self.tl.stamp(comp)
+        return ev.CompactionChunkAppended(
+            self.session_id, u.compaction_id, u.content, created, comp.index, version
+        )
 
     def notice(self, u: s.Notice) -> ev.Event:
         """A ``notice``: kept in order, live information, not history (5)."""

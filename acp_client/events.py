@@ -21,7 +21,11 @@ The model, as in h11 and h2:
   an update that cannot be applied yields :class:`UpdateRejected` (kept raw, with its
   error), a line that cannot be understood :class:`InvalidMessageReceived`;
 * ``created`` says that the update made the entity; ``ContentChange`` says what an upsert
-  did to a content list (``"unchanged"``, ``"replaced"`` or ``"cleared"``).
+  did to a content list (``"unchanged"``, ``"replaced"`` or ``"cleared"``);
+* an entity event carries the entity's ``version`` after the change and, for a timeline
+  entry, its ``index``; :class:`EntriesChanged` and :class:`EntriesRemoved` name ranges of
+  entries a refusal changed or a replay removed. docs/events.md is the contract a view
+  folds events by (E1-E9), and :mod:`acp_client.view` follows it for you.
 
 The kinds:
 
@@ -36,6 +40,7 @@ The kinds:
 * the session around it: :class:`AvailableCommandsUpdated`, :class:`ConfigOptionsUpdated`,
   :class:`SessionInfoUpdated`, :class:`UsageUpdated`, :class:`NoticeReceived`,
   :class:`StateChanged`, :class:`UnknownUpdateReceived`, :class:`UpdateRejected`;
+* ranges of the timeline: :class:`EntriesChanged`, :class:`EntriesRemoved`;
 * its life: :class:`SessionCreated`, :class:`SessionAnnounced`, :class:`SessionClosed`,
   :class:`ReplayStarted`, :class:`ReplayFinished`, :class:`CancelRequested`,
   :class:`TreeUpdateApplied` (a child announced, a replay's end marker);

@@ -28,6 +28,7 @@ QUICK_SIZES = (1_000, 4_000)
 NAMES = (
     "floor", "decode", "decode+reduce", "single", "scaling", "memory", "sdk", "cli",
     "replay", "cli-floor", "import", "example", "jobs", "sdk-state", "summarize",
+    "view",
 )  # fmt: skip
 ALIASES = {"reduce": "decode+reduce"}
 TARGETS = {
@@ -518,6 +519,10 @@ class Harness:
                 self.sdk_state(n)
         if want("summarize"):
             self.summarize()
+        if want("view"):  # issue 22: following chunks through acp_client.view
+            from ._view import run_view
+
+            run_view(self, self.args.data_dir, quick)
 
 
 def _parse_only(values: Sequence[str]) -> set[str]:

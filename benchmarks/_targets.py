@@ -360,6 +360,10 @@ def _issue23(name: str) -> Callable[[Path, int, bool], Result]:
             return _whole.target_replay_wire(path, repeat, use_gc, clock)
         if name == "sdk-state":
             return _whole.target_sdk_state(path, repeat, use_gc, clock)
+        if name == "view":
+            from . import _view
+
+            return _view.target_view(path, repeat, use_gc, clock)
         whole: dict[str, Callable[[Path, int, bool], Result]] = {
             "cli-floor": _whole.target_cli_floor,
             "import": _whole.target_import,
@@ -391,7 +395,7 @@ TARGETS: dict[str, Callable[[Path, int, bool], Result]] = {
     "summarize": target_summarize,
     **{
         name: _issue23(name)
-        for name in ("replay-wire", "sdk-state", "cli-floor", "import", "example", "jobs")
+        for name in ("replay-wire", "sdk-state", "cli-floor", "import", "example", "jobs", "view")
     },
 }
 

@@ -138,6 +138,8 @@ def test_events_stream_each_change_live_and_end_with_one_snapshot(
         "messageId": "m",
         "block": {"type": "text", "text": "alpha-one "},
         "created": True,
+        "index": 0,  # its place in the timeline, and its version (docs/events.md E1, E2)
+        "version": 1,
     }
 
 

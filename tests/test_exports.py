@@ -79,6 +79,11 @@ PINNED = {
         "SNAPSHOT_FORMAT", "SentRequest", "Session", "SessionSummary", "TerminalState",
         "TimelineEntry", "ToolCallState", "__version__", "convert", "encode", "events",
         "load_session", "replay_log", "replay_many", "schema", "summarize_many", "to_builtins",
+        "view",
+    },
+    "acp_client.view": {
+        "ContentRead", "ConversationView", "EntryView", "SessionView", "TerminalRead",
+        "TerminalView",
     },
     "acp_client.v1": {"AdapterOrigin", "Direction", "V1Adapter", "detect_v1", "v1_hint"},
     "acp_client.testing": {
@@ -110,6 +115,8 @@ PINNED = {
         # the v2 Preview (docs/preview.md)
         "PlanRemoved", "SessionMessageUpserted", "SessionMessageChunkAppended",
         "PromptSuggestionsUpdated", "CursorUpserted",
+        # the event contract (docs/events.md)
+        "EntriesChanged", "EntriesRemoved",
     },
     "acp_client.transport": {
         "AgentConnection", "AgentError", "AgentExited", "AgentNotReading", "DEFAULT_MAX_UNSENT",
@@ -135,7 +142,7 @@ def test_implementation_lives_in_underscore_modules() -> None:
 
     package = Path(acp_client.__file__).parent
     public = {p.name for p in package.glob("*.py") if not p.name.startswith("_")}
-    assert public == {"events.py", "schema.py", "transport.py", "v1.py"}
+    assert public == {"events.py", "schema.py", "transport.py", "v1.py", "view.py"}
 
 
 def test_events_module_is_the_public_namespace_of_every_event() -> None:

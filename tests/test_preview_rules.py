@@ -106,7 +106,7 @@ def test_p12_session_message_patches_participants_content_and_meta() -> None:
     log = log_with(P, C)
     log.upd(sm("m", senderSessionId=P, content=[text("a")], _meta={"a": 1, "b": 2}, x=1))
     events = log.upd(sm("m", senderSessionId=None, recipientSessionId=C, _meta={"b": None}))
-    assert events == [ev.SessionMessageUpserted(SID, "m", False, "unchanged")]
+    assert events == [ev.SessionMessageUpserted(SID, "m", False, "unchanged", index=0, version=2)]
     entry = log.timeline()[0]
     assert entry == {
         "entry": "sessionMessage",
@@ -386,7 +386,7 @@ def test_b23_cursors() -> None:
     log = log_with(SID)
     log.upd(msg("user", "u1", content=[text("hi")]))
     events = log.upd(cursor("c1", anchor=anchor("u1"), capabilities={"methods": ["a"]}))
-    assert events == [ev.CursorUpserted(SID, "c1", True)]
+    assert events == [ev.CursorUpserted(SID, "c1", True, version=2)]  # after the message's 1
     log.upd(cursor("c1", anchor=anchor("u1", "before")))
     assert log.codes() == ["cursor-anchor-changed"]
     log.upd(cursor("c1", capabilities=None))

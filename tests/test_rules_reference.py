@@ -3,7 +3,8 @@
 The code and the tests cite the project's rules reference (docs/rules.md) by id: ``R8``
 (resolutions), ``C21`` (client obligations), ``A19`` (Agent obligations), the v2 Preview
 addendum (docs/preview.md) by ``P12`` (its rules), ``R66``-``R86`` (its resolutions) and
-``B7`` (its scenarios, each a test named ``test_b7_...``), and by section
+``B7`` (its scenarios, each a test named ``test_b7_...``), the event contract
+(docs/events.md) by ``E4``, and by section
 (``section 6.3``, ``ACP-V2-CLIENT-STATE.md 12.5``, ``spec section 2.4``). The other documents
 of docs/ are cited by name and section: ``V1-TO-V2 8`` / ``V1-TO-V2.md section 3.2``
 (docs/v1-to-v2.md), ``LOG-FORMATS 1.10`` (docs/log-formats.md), ``SNAPSHOT.md PERMISSION``
@@ -42,14 +43,16 @@ DOC_FILES = {
     "log-formats": "log-formats.md",
     "snapshot": "snapshot.md",
     "preview": "preview.md",
+    "events": "events.md",
 }
 
-# A rule id: R1..R92, C1..C30, A1..A29, P0..P46, B1..B25 (not part of a longer word or number).
-RULE_ID = re.compile(r"(?<![\w\-.+])(?:[RCAB][1-9][0-9]?|P(?:0|[1-9][0-9]?))(?![\w\-+]|\.\d)")
+# A rule id: R1..R92, C1..C30, A1..A29, P0..P46, B1..B25, E1..E9 (not part of a longer word
+# or number).
+RULE_ID = re.compile(r"(?<![\w\-.+])(?:[RCABE][1-9][0-9]?|P(?:0|[1-9][0-9]?))(?![\w\-+]|\.\d)")
 # String literal tokens (Python 3.12 splits f-strings into parts).
 STRING_TOKENS = {tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
 # A rule id as part of a test's name: ``test_r5_chunk_...``.
-TEST_NAME_ID = re.compile(r"[rcab][1-9][0-9]?|p(?:0|[1-9][0-9]?)")
+TEST_NAME_ID = re.compile(r"[rcabe][1-9][0-9]?|p(?:0|[1-9][0-9]?)")
 # "C1" also names the C1 control characters (U+0080-U+009F): not a rule there.
 CONTROL_CONTEXT = re.compile(r"\bC0\b|\bDEL\b|\bESC\b|\bCSI\b|\bOSC\b|U\+00[89]|control")
 
@@ -292,8 +295,12 @@ def documented_rule_ids(name: str = "rules.md") -> list[str]:
 
 
 def _id_entries() -> frozenset[str]:
-    """Every rule id docs/ defines (rules.md and the Preview addendum)."""
-    return entries("rules") | frozenset(documented_rule_ids("preview.md"))
+    """Every rule id docs/ defines (rules.md, the Preview addendum, the event contract)."""
+    return (
+        entries("rules")
+        | frozenset(documented_rule_ids("preview.md"))
+        | frozenset(documented_rule_ids("events.md"))
+    )
 
 
 def test_the_docs_exist() -> None:
@@ -327,7 +334,7 @@ def _anchors(text: str) -> set[str]:
     return slugs | set(_ANCHOR.findall(text))
 
 
-@pytest.mark.parametrize("name", ["rules.md", "README.md", "preview.md"])
+@pytest.mark.parametrize("name", ["rules.md", "README.md", "preview.md", "events.md"])
 def test_links_of_the_rules_docs_resolve(name: str) -> None:
     text = (DOCS / name).read_text(encoding="utf-8")
     links = re.findall(r"\]\(([^)\s]+)\)", text)
@@ -442,6 +449,14 @@ def test_every_documented_rule_is_cited_by_a_test() -> None:
     }
     uncited = [r for r in documented_rule_ids() if r not in cited and r not in HOST_ONLY]
     assert uncited == []
+
+
+def test_events_md_defines_e1_to_e9_once_in_order_each_cited_by_a_test() -> None:
+    assert documented_rule_ids("events.md") == [f"E{n}" for n in range(1, 10)]
+    cited = {
+        c.target for c in _all_citations() if c.doc == "id" and c.path.startswith("tests/test_")
+    }
+    assert [r for r in documented_rule_ids("events.md") if r not in cited] == []
 
 
 def test_preview_md_defines_its_ids_once_in_order() -> None:

@@ -277,7 +277,13 @@ def test_4_3_upsert_without_content_keeps_content() -> None:
     log.upd(chunk("agent", "a1", "A"), chunk("agent", "a1", "B"), msg("agent", "a1"))
     assert log.entry("a1")["content"] == [text("A"), text("B")]
     assert log.events[-1] == MessageUpserted(
-        session_id=SID, role="agent", message_id="a1", created=False, content="unchanged"
+        session_id=SID,
+        role="agent",
+        message_id="a1",
+        created=False,
+        content="unchanged",
+        index=0,
+        version=3,  # the first entry, its third change (docs/events.md E1, E2)
     )
 
 
@@ -825,7 +831,7 @@ def test_7_1_defaults_of_a_first_seen_tool_call() -> None:
     log = Log()
     events = log.upd(tool("c1"))
     assert events[-1] == ToolCallUpserted(
-        session_id=SID, tool_call_id="c1", created=True, content="unchanged"
+        session_id=SID, tool_call_id="c1", created=True, content="unchanged", index=0, version=1
     )
     assert log.timeline() == [tool_entry("c1")]
 
@@ -1147,7 +1153,7 @@ def test_8_2_terminal_update_fields_patch_and_null_clears() -> None:
     }
     events = log.upd(term("t1", **full))
     assert events[-1] == TerminalUpserted(
-        session_id=SID, terminal_id="t1", created=True, output="unchanged"
+        session_id=SID, terminal_id="t1", created=True, output="unchanged", version=1
     )
     assert log.terminal("t1") == {"terminalId": "t1", "output": "", "truncatedBytes": 0, **full}
     log.upd(term("t1"))

@@ -16,6 +16,7 @@ from acp_client import (
     Role,
     Session,
     SessionSummary,
+    TerminalState,
     TimelineEntry,
     replay_log,
     summarize_many,
@@ -73,6 +74,24 @@ async def live(agent: AgentConnection) -> None:
     with agent.events() as stream:
         async for item in stream:
             assert_type(item, Event)
+
+
+def view(conn: Connection, event: MessageChunkAppended, terminal: TerminalState) -> None:
+    """The view helper and the deltas (docs/events.md)."""
+    from acp_client.view import ContentRead, ConversationView, EntryView, TerminalRead
+
+    shown = ConversationView(conn)
+    shown.apply(event)
+    for row in shown.sessions["s1"].entries:
+        assert_type(row, EntryView)
+        assert_type(row.text, str)
+    assert_type(event.version, int)
+    assert_type(event.block.type, str | Any)  # known: a str; unknown: its "type"
+    assert_type(terminal.read(since=0), TerminalRead)
+    assert_type(terminal.read(0).data, bytes)
+    message = conn.session("s1").message("agent", "m1")
+    if message is not None:
+        assert_type(message.content_since(0), ContentRead)
 
 
 def fleet() -> None:
