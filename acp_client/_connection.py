@@ -39,6 +39,7 @@ from ._inbound import DEFAULT_MAX_BATCH, DEFAULT_MAX_PENDING, Inbound
 from ._limits import DEFAULT_MAX_ENTITIES
 from ._methods import connection_lost, dispatch
 from ._preflight import LivePreflight, Preflight
+from ._restore import restore_into
 from ._rpc import SentRequest
 from ._session import Session
 from ._snapshot import FORMAT, session_snapshot
@@ -175,6 +176,39 @@ class Connection(Submissions):
         """Whether ``send_*`` record what they build (a transport that translates the
         messages, to v1 say, turns this off and records the translation instead)."""
 
+    @classmethod
+    def restore(
+        cls,
+        snapshot: Mapping[str, Any],
+        *,
+        initialize_result: s.InitializeResponse | dict[str, Any] | None = None,
+        client_capabilities: s.ClientCapabilities | None = None,
+        **options: Any,
+    ) -> Connection:
+        """A connection that goes on from a snapshot (SNAPSHOT.md; R90-R92).
+
+        ``snapshot`` is what :meth:`snapshot` returned (or ``acp-client replay --json``
+        printed): every session comes back as it was, with the diagnostics, and the
+        handshake counts as done in the snapshot's protocol version. The snapshot has no
+        ``initialize`` exchange: ``initialize_result`` (the agent's answer, kept by the host)
+        restores what the agent offered, ``client_capabilities`` what the client advertised.
+        ``options`` are the constructor's (``live``, ``terminal_limit``, ...).
+
+        The old connection's requests are gone: a prompt restored ``pending`` has an unknown
+        outcome (R90), a permission request restored ``pending`` is stale and cannot be
+        answered (R91), and new request ids follow every id the snapshot names. Updates
+        apply on top and prompts can be sent at once; the first ``initialize`` sent starts
+        a new connection (an agent started again, R92), after which ``session/resume``
+        (with replay, a v1 agent's ``session/load``) picks the session up.
+
+        Raises:
+            ValueError: no ``acp-client/snapshot@1`` document, naming where.
+        """
+        conn = cls(**options)
+        version = restore_into(conn._ctx, snapshot, initialize_result, client_capabilities)
+        conn._switch.restored(version)
+        return conn
+
     # ----------------------------------------------------------------- accessors
 
     @property
@@ -288,6 +322,8 @@ class Connection(Submissions):
                 servers of a transport ``session.mcp`` does not advertise (C6).
         """
         self._preflight.request(method, params)
+        if method == "initialize" and self._ctx.offer.restored:
+            self._switch.new_connection()  # R92
         rid = self._rpc.new_id()
         return SentRequest(rid, self._send(s.Request(id=rid, method=method, params=params)))
 

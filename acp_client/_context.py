@@ -120,6 +120,7 @@ class Offer:
         "offers_suggestions",
         "protocol_version",
         "requests_sent",
+        "restored",
     )
 
     def __init__(self) -> None:
@@ -134,6 +135,8 @@ class Offer:
         self.initialize_sent = False
         self.elicitation = False  # the client's initialize advertised elicitation
         self.offers_suggestions = False  # ... and `session.promptSuggestions` (P39)
+        # Restored from a snapshot (R90): the next initialize starts a new connection.
+        self.restored = False
 
     def suggestions_advertised(self) -> bool:
         """Whether the client's ``initialize`` advertised prompt suggestions (P39)."""
@@ -201,15 +204,29 @@ class Registry:
                 unstable=self.unstable,
             )
             session.protocol_version = self.offer.protocol_version  # the connection's, if known
-            session.tree.hook = self.forest.update
-            session.preview.known = self.by_id.__contains__  # references never create (P9)
-            if self.live:
-                session.preview.advertised = self.offer.suggestions_advertised
-            self.by_id[session_id] = session
+            self.adopt(session)
             if events is not None:
                 events.append(ev.SessionCreated(session_id=session_id, announced=False))
         session.line = self.notes.line
         return session
+
+    def adopt(self, session: Session) -> None:
+        """Register a session built elsewhere (new, or loaded from a snapshot) as this one's.
+
+        Raises:
+            LimitExceeded: ``max_sessions`` sessions exist already.
+            ValueError: a session with its id exists already.
+        """
+        sid = session.session_id
+        if sid in self.by_id:
+            raise ValueError(f"session {sid!r} twice")
+        if len(self.by_id) >= self.max_sessions:
+            raise LimitExceeded("max_sessions", self.max_sessions, f"session {sid!r} not created")
+        session.tree.hook = self.forest.update
+        session.preview.known = self.by_id.__contains__  # references never create (P9)
+        if self.live:
+            session.preview.advertised = self.offer.suggestions_advertised
+        self.by_id[sid] = session
 
 
 class Context:

@@ -367,9 +367,10 @@ SESSION_RESPONSE_EFFECTS: dict[str, SessionResponseEffect] = {
 
 def _initialize_sent(ctx: Context, params: Any, events: Events) -> None:
     offer = ctx.offer
-    if offer.requests_sent:
-        # A log's new connection (LOG-FORMATS.md 1.4): the old one's requests are gone,
-        # and so are the resumes it left unanswered.
+    if offer.requests_sent or offer.restored:
+        # A log's new connection (LOG-FORMATS.md 1.4), or the first after a restore (R92):
+        # the old one's requests are gone, and so are the resumes it left unanswered.
+        offer.restored = False
         ctx.rpc.forget_requests()
         offer.requests_sent = False
         # a replay the old connection left unanswered ends here, truncated (P21, P22;
@@ -438,7 +439,9 @@ def _prompt_sent(
     key = field(params, "idempotency_key", "idempotencyKey")
     found = _keyed_submission(session, key) if isinstance(key, str) else None
     if found is not None:  # P27: an attempt of that submission
-        if plain_update(found.prompt) != plain_update(blocks):
+        if found.prompt is None:  # restored without its content (R90): this is it
+            found.prompt = blocks
+        elif plain_update(found.prompt) != plain_update(blocks):
             ctx.notes.note(
                 "idempotency-key-prompt-mismatch",
                 f"prompt {rid!r} reuses key {key!r} with other content than the first"
@@ -547,7 +550,7 @@ def connection_lost(ctx: Context, events: Events) -> None:
     """
     ctx.sessions.forest.finish_all(events, "got no answer (connection lost)")
     for prompt in ctx.prompts.values():
-        if prompt.status == "pending":
+        if prompt.status == "pending" and not prompt.outcome_unknown:  # R90: known lost
             ctx.notes.note(
                 "prompt-uncertain",
                 f"connection lost before the response to prompt {prompt.request_id!r}",

@@ -121,8 +121,11 @@ class Preflight:
         self._pending = pending
 
     def request(self, method: str, params: Any) -> None:
-        """Any request: ``initialize`` is repeatable only until another request (1.4)."""
-        if method == "initialize" and self._offer.requests_sent:
+        """Any request: ``initialize`` is repeatable only until another request (1.4).
+
+        After a restore the first ``initialize`` is a new connection's (R92).
+        """
+        if method == "initialize" and self._offer.requests_sent and not self._offer.restored:
             raise LocalProtocolError(
                 "initialize is repeatable only until another request is sent (1.4)"
             )

@@ -134,6 +134,10 @@ class PromptState:
         idempotency_key: the key it was sent with (``None``: none; identified by request id).
         attempts: a keyed submission's attempts in send order (``None`` without a key);
             ``request_id`` is the first attempt's.
+        outcome_unknown: restored from a snapshot while ``pending`` (R90): its request
+            died with the old connection, so no response will settle it (10.5
+            ``uncertain``); only a keyed retry's answer can (P27). ``turns_before`` is
+            ``-1`` for a restored accepted prompt whose turn ended before the snapshot.
     """
 
     __slots__ = (
@@ -143,6 +147,7 @@ class PromptState:
         "idempotency_key",
         "message_id",
         "not_retained",
+        "outcome_unknown",
         "prompt",
         "request_id",
         "session_id",
@@ -164,6 +169,7 @@ class PromptState:
         self.turns_before: int | None = None
         self.idempotency_key: str | None = None
         self.attempts: list[Attempt] | None = None
+        self.outcome_unknown = False
 
     def keyed(self, key: str) -> PromptState:
         """Make this a keyed submission whose first attempt is its request (P26)."""
@@ -212,6 +218,8 @@ class PromptState:
         if found is None:
             raise LocalProtocolError(f"prompt {self.request_id!r} is {self.status}: no {event!r}")
         self.status = found[0]
+        if self.status != "pending":
+            self.outcome_unknown = False  # a retry's answer decided it (P29)
         for flag, value in found[1].items():
             setattr(self, flag, value)
 
@@ -237,9 +245,20 @@ class PermissionState:
         tool_call_id: the tool call it concerns (``tool_call`` subject or a command's id).
         status: ``pending``, ``answered``, ``cancelled`` or ``withdrawn``.
         outcome: the outcome object as answered.
+        stale: restored from a snapshot while ``pending`` (R91): the agent that asked went
+            with the old connection, so it cannot be answered (its status stays as
+            recorded; the agent asks again after ``session/resume`` if it still needs to).
     """
 
-    __slots__ = ("outcome", "request", "request_id", "session_id", "status", "tool_call_id")
+    __slots__ = (
+        "outcome",
+        "request",
+        "request_id",
+        "session_id",
+        "stale",
+        "status",
+        "tool_call_id",
+    )
 
     def __init__(
         self,
@@ -254,6 +273,7 @@ class PermissionState:
         self.tool_call_id = tool_call_id
         self.status: PermissionStatus = "pending"
         self.outcome: Any = None
+        self.stale = False
 
     def advance(self, event: PermissionInput) -> bool:
         """Take one input through :data:`PERMISSION_TRANSITIONS`; return whether it changed.
@@ -276,6 +296,11 @@ class PermissionState:
     def pending(self) -> bool:
         """Whether the request still waits for an answer."""
         return self.status == "pending"
+
+    @property
+    def answerable(self) -> bool:
+        """Whether the client can still answer it: pending and not restored stale (R91)."""
+        return self.status == "pending" and not self.stale
 
     def __repr__(self) -> str:
         return f"PermissionState({self.request_id!r}, {self.status})"

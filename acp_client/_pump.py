@@ -69,6 +69,25 @@ _READ_BLOCK = 1 << 16
 _APPLY_SLICE = 1 << 14  # bytes of a read applied between two checkpoints
 
 
+def _connection(
+    restore: Mapping[str, Any] | None,
+    terminal_limit: int | None,
+    max_line: int,
+    extension_methods: set[str],
+    unstable: Collection[str],
+) -> Connection:
+    """The pump's live connection: a new one, or one restored from a snapshot (R92)."""
+    options: dict[str, Any] = {
+        "terminal_limit": terminal_limit,
+        "max_line": max_line,
+        "extension_methods": extension_methods,
+        "unstable": unstable,
+    }
+    if restore is None:
+        return Connection(**options)
+    return Connection.restore(restore, **options)
+
+
 class Pump:
     """Moves bytes between an agent's streams and a :class:`~acp_client.Connection`.
 
@@ -91,18 +110,14 @@ class Pump:
         max_line: int = DEFAULT_MAX_LINE,
         terminal_limit: int | None = None,
         unstable: Collection[str] = (),
+        restore: Mapping[str, Any] | None = None,
         max_unsent: int = DEFAULT_MAX_UNSENT,
     ) -> None:
         self._handlers = dict(handlers or {})
         if "session/request_permission" in self._handlers:
             raise ValueError("permission requests are decided by on_permission, not a handler")
-        self.connection = Connection(
-            live=True,
-            terminal_limit=terminal_limit,
-            max_line=max_line,
-            extension_methods=set(self._handlers) - {"elicitation/create"},
-            unstable=unstable,
-        )
+        served = set(self._handlers) - {"elicitation/create"}
+        self.connection = _connection(restore, terminal_limit, max_line, served, unstable)
         self.stderr_lines: list[str] = []
         self._send = writer(send_stream)
         self._receive = reader(receive_stream)

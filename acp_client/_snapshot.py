@@ -17,6 +17,7 @@ from msgspec import UNSET
 
 from . import _schema as s
 from ._codec import convert
+from ._diagnostics import Diagnostic
 from ._entities import CursorState, TimelineEntry, restore_truncated
 from ._errors import RemoteProtocolError
 from ._prompts import Attempt, PermissionState, PromptState
@@ -98,20 +99,28 @@ def _load_preview(session: Session, data: dict[str, Any], where: list[str]) -> N
 
 
 def load_session(
-    data: dict[str, Any], *, terminal_limit: int | None = None, unstable: Collection[str] = ()
+    data: dict[str, Any],
+    *,
+    terminal_limit: int | None = None,
+    unstable: Collection[str] = (),
+    diagnostics: list[Diagnostic] | None = None,
 ) -> Session:
     """Rebuild a live session from its SESSION snapshot object.
 
     ``unstable``: the opt-in features the rebuilt session applies from then on (as
     ``Session``'s); the snapshot's own opt-in keys are loaded back either way.
+    ``diagnostics``: the list the rebuilt session appends its diagnostics to (as
+    ``Session``'s); rebuilding itself adds none to it.
 
     Raises:
         ValueError: ``data`` is not a SESSION object of ``acp-client/snapshot@1`` (a missing
             or malformed field); the message names where, as ``timeline[3]``, say.
     """
     where = ["sessionId"]
+    sink = diagnostics if diagnostics is not None else []
+    start = len(sink)
     try:
-        return _load(data, terminal_limit, where, frozenset(unstable))
+        return _load(data, terminal_limit, where, frozenset(unstable), sink)
     except (
         KeyError,
         TypeError,
@@ -124,19 +133,26 @@ def load_session(
     ) as exc:
         detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
         raise ValueError(f"not a snapshot@1 SESSION object: at `{where[0]}`: {detail}") from exc
+    finally:
+        del sink[start:]  # what the rebuild found was found when the state was made
 
 
 def _load(
-    data: dict[str, Any], terminal_limit: int | None, where: list[str], unstable: frozenset[str]
+    data: dict[str, Any],
+    terminal_limit: int | None,
+    where: list[str],
+    unstable: frozenset[str],
+    diagnostics: list[Diagnostic],
 ) -> Session:
     """:func:`load_session`, keeping in ``where`` the field it is reading."""
-    if not isinstance(data.get("sessionId"), str):
+    if not isinstance(data, dict) or not isinstance(data.get("sessionId"), str):
         raise TypeError("expected a string")
     session = Session(
         data["sessionId"],
         announced=bool(data.get("announced")),
         terminal_limit=terminal_limit,
         unstable=unstable,
+        diagnostics=diagnostics,
     )
     session.protocol_version = data.get("protocolVersion")
     where[0] = "parentSessionId"

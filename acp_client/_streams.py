@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
-from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
@@ -165,24 +164,14 @@ class EventStream(Generic[T]):
     def __enter__(self) -> EventStream[T]:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self._stream.close()
 
     async def __aenter__(self) -> EventStream[T]:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._stream.close()
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.__exit__(*exc_info)
 
     def __del__(self) -> None:
         self._stream.close()  # a forgotten subscriber is no leak to warn about

@@ -54,15 +54,18 @@ class Submissions:
     def prompt_stop_reason(self, request_id: int | str) -> str | None:
         """The stop reason of the prompt's turn once it ended (``None`` if not reported).
 
+        A prompt restored from a snapshot whose turn had ended gives ``None`` (R90).
+
         Raises:
             LocalProtocolError: the turn has not ended (see :meth:`prompt_finished`).
         """
         if not self.prompt_finished(request_id):
             raise LocalProtocolError(f"the turn of prompt {request_id!r} has not ended")
         prompt = self._ctx.prompts[request_id]
-        reason: str | None = self._sessions[prompt.session_id].completed_turns[
-            prompt.turns_before  # type: ignore[index]
-        ]
+        turn: int = prompt.turns_before  # type: ignore[assignment]
+        if turn < 0:  # R90: restored, its turn ended before the snapshot
+            return None
+        reason: str | None = self._sessions[prompt.session_id].completed_turns[turn]
         return reason
 
     def prompt_message(self, request_id: int | str) -> MessageState | None:
@@ -115,6 +118,12 @@ class Submissions:
                 it could insert it twice; 10.5), or the checks of :meth:`send_prompt`.
         """
         prompt = self._ctx.prompts[request_id]
+        if prompt.prompt is None and prompt.idempotency_key is not None:
+            raise LocalProtocolError(
+                f"prompt {request_id!r} was restored from a snapshot, which does not keep its"
+                " content: send it again with send_prompt(..., idempotency_key="
+                f"{prompt.idempotency_key!r}) (R90)"
+            )
         if prompt.idempotency_key is None:
             raise LocalProtocolError(
                 f"prompt {request_id!r} has no idempotency key: resending it could insert"
@@ -131,7 +140,8 @@ class Submissions:
         session = self._sessions.get(session_id)
         for sent in reversed(session.prompts if session is not None else []):
             if sent.idempotency_key == key:
-                if plain_update(sent.prompt) != plain_update(blocks):
+                # restored, its content unknown (R90): the retry's is taken as it
+                if sent.prompt is not None and plain_update(sent.prompt) != plain_update(blocks):
                     raise LocalProtocolError(
                         f"idempotency key {key!r} was sent with other content: a retry"
                         " resends the stored prompt unchanged (P28)"

@@ -165,6 +165,11 @@ class AgentConnection(Pump):
             never reads its stdin would make them grow without end).
         unstable: opt-in (unstable) features of the ACP v2 Preview the sessions apply
             (``"prompt_suggestions"``, ``"cursors"``, ``"unknown_state"``; see ``Connection``).
+        restore: a snapshot (``Connection.snapshot()``) to go on from: the connection is
+            ``Connection.restore(restore, ...)``; :meth:`initialize` then starts the new
+            connection (R92) and :meth:`resume_session` picks a session up (with replay,
+            a v1 agent's ``session/load``), after which prompts go on in the restored
+            sessions.
 
     Attributes:
         stderr_lines: the agent's stderr lines; past twice :attr:`STDERR_LINES_KEPT`,
@@ -180,10 +185,12 @@ class AgentConnection(Pump):
         version: str = __version__,
         protocol_version: int = 2,
         capabilities: s.ClientCapabilities | None = None,
-    ) -> Any:
+    ) -> s.InitializeResponse:
         """``initialize`` (protocol version 2); switches to the v1 adapter if the agent says 1.
 
-        Returns the decoded result (an ``InitializeResponse``). With an
+        Returns the result as an ``InitializeResponse``, for a v1 agent too (its answer in
+        v2 shape, V1-TO-V2 3.1); an answer that does not fit the schema gives what the
+        connection could read of it (``Connection.agent_info`` and the rest). With an
         ``elicitation/create`` handler and no ``capabilities`` given, elicitation (form and
         url) is advertised.
         """
@@ -217,7 +224,15 @@ class AgentConnection(Pump):
                 f"the agent answered initialize with protocol version {negotiated!r};"
                 f" acp_client speaks 1 to {protocol_version}"
             )
-        return result
+        if isinstance(result, s.InitializeResponse):
+            return result
+        conn = self.connection  # salvaged from an answer that is no InitializeResponse
+        return s.InitializeResponse(
+            protocol_version=negotiated,
+            info=conn.agent_info or s.Implementation(name="", version=""),
+            capabilities=conn.agent_capabilities or s.AgentCapabilities(),
+            auth_methods=list(conn.auth_methods),
+        )
 
     async def login(self, method_id: str) -> None:
         """``auth/login`` with one of the agent's ``authMethods`` (``authenticate`` in v1).
@@ -343,6 +358,7 @@ async def open_agent(
     exit_timeout: float = 5.0,
     own_session: bool = False,
     unstable: Collection[str] = (),
+    restore: Mapping[str, Any] | None = None,
 ) -> AsyncIterator[AgentConnection]:
     """Start an agent process and yield the :class:`AgentConnection` speaking to it.
 
@@ -357,7 +373,10 @@ async def open_agent(
     a command that cannot start leaves an earlier recording as it was. It runs on trio and
     on asyncio alike (anyio picks the running loop); ``handlers`` are the host's answers to
     the agent's requests, and ``unstable`` opts the sessions into unstable features (as
-    :class:`AgentConnection`'s).
+    :class:`AgentConnection`'s). With ``restore`` (a snapshot) the connection goes on from
+    it: an editor that restarts starts the agent again, initializes, resumes the session
+    and prompts on (:class:`AgentConnection`'s ``restore``); the recording then holds the
+    new connection's traffic only.
     """
     group = own_session and os.name == "posix"
     process = await anyio.open_process(
@@ -390,6 +409,7 @@ async def open_agent(
         max_line=max_line,
         terminal_limit=terminal_limit,
         unstable=unstable,
+        restore=restore,
         max_unsent=max_unsent,
     )
     agent._process_watched = True  # _watch_exit reports the exit status

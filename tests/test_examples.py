@@ -67,3 +67,33 @@ def test_the_asyncio_host_answers_an_elicitation_and_an_extension_method() -> No
     (session,) = snapshot["sessions"]
     text = json.dumps(session["timeline"])
     assert "buffer: # Hello from the editor" in text and "elicitation: accept Ada" in text
+
+
+def test_the_restart_example_goes_on_in_the_saved_session(tmp_path: Path) -> None:
+    """examples/restart.py, run twice: the second run restores, resumes and adds a turn."""
+    need_node()
+    state = tmp_path / "editor-state.json"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(EXAMPLES.parent),
+        "ACP_TEST_AGENT_STORE": str(tmp_path / "agent-sessions.json"),
+    }
+    runs = [
+        subprocess.run(
+            [sys.executable, str(EXAMPLES / "restart.py"), str(state), *V2],
+            capture_output=True,
+            text=True,
+            timeout=120,  # an upper bound only
+            env=env,
+            check=False,
+            cwd=tmp_path,
+        )
+        for _ in range(2)
+    ]
+    assert [done.returncode for done in runs] == [0, 0], runs[-1].stderr
+    assert runs[0].stdout.splitlines() == ["stop: end_turn"]
+    lines = runs[1].stdout.splitlines()
+    assert lines[0] == "stop: end_turn"
+    (session,) = json.loads("\n".join(lines[1:]))["sessions"]
+    assert session["completedTurns"] == ["end_turn", "end_turn"]
+    assert [p["status"] for p in session["prompts"]] == ["accepted", "accepted"]

@@ -7,6 +7,7 @@ the reconciled snapshot and that the recording replays to the same snapshot.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import shutil
 import sys
@@ -283,6 +284,49 @@ def test_v2_resume_with_replay_keeps_the_timeline(tmp_path: Path) -> None:
     agent_b = next(e for e in b["timeline"] if e.get("role") == "agent")
     agent_a = next(e for e in a["timeline"] if e.get("role") == "agent")
     assert agent_a["content"] == agent_b["content"]  # chunked replay does not double
+
+
+@pytest.mark.parametrize("replay", [False, True])
+def test_v2_restored_connection_continues_after_a_restart(tmp_path: Path, replay: bool) -> None:
+    """R92: the editor restarts with its last snapshot; the agent, started again (its
+    sessions outlive it: ACP_TEST_AGENT_STORE), is resumed and the session goes on."""
+    need_node()
+    env = {"ACP_TEST_AGENT_STORE": str(tmp_path / "agent-sessions.json")}
+    record = tmp_path / "second.jsonl"
+
+    async def first() -> dict[str, Any]:
+        async with open_agent(V2, env=env, on_permission=allow_once) as agent:
+            await agent.initialize()
+            sid = await agent.new_session(str(tmp_path))
+            assert await turn(agent, sid, "hello permission") == "end_turn"
+            return agent.connection.snapshot()
+
+    async def second(snapshot: dict[str, Any]) -> dict[str, Any]:
+        async with open_agent(V2, env=env, restore=snapshot, record=str(record)) as agent:
+            init = await agent.initialize()
+            assert init.protocol_version == 2
+            (sid,) = agent.connection.sessions
+            await agent.resume_session(sid, str(tmp_path), replay=replay)
+            assert await turn(agent, sid, "and again") == "end_turn"
+            return agent.connection.snapshot()
+
+    snapshot = run(first)
+    before = session_of(snapshot)
+    after = session_of(run(second, json.loads(json.dumps(snapshot))))
+    key = [(e["entry"], e.get("messageId") or e.get("toolCallId")) for e in after["timeline"]]
+    old = [(e["entry"], e.get("messageId") or e.get("toolCallId")) for e in before["timeline"]]
+    assert key[: len(old)] == old  # replayed or not, the restored timeline stays
+    assert ("message", "msg-user-2") in key and ("message", "msg-agent-2") in key
+    assert after["unretained"] == []
+    assert after["completedTurns"] == ["end_turn", "end_turn"]
+    assert [p["status"] for p in after["prompts"]] == ["accepted", "accepted"]
+    assert all(p["echoed"] for p in after["prompts"])
+    assert after["prompts"][1]["requestId"] > after["prompts"][0]["requestId"]
+    assert after["permissionRequests"][0] == before["permissionRequests"][0]
+    assert len(after["permissionRequests"]) == 1
+    # the recording holds the new connection only: it replays to the new traffic's state
+    replayed = session_of(replay_log(str(record)).snapshot())
+    assert replayed["completedTurns"] == ["end_turn"]
 
 
 def test_v2_rejected_prompt_raises(tmp_path: Path) -> None:

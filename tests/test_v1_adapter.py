@@ -305,6 +305,28 @@ def test_initialize_without_client_or_agent_info_is_still_valid_v2() -> None:
     assert conn.agent_capabilities is not None
 
 
+@pytest.mark.parametrize("version", [1, 2])
+def test_the_initialize_result_is_typed_for_v1_and_v2(version: int) -> None:
+    # A live connection's ResponseReceived and accessors carry the v2 types either way.
+    from acp_client import schema as s
+    from acp_client.events import ResponseReceived
+
+    conn = Connection()
+    rid, _ = conn.send_initialize()
+    info = {"name": "agent", "version": "1"}
+    result: dict[str, Any] = (
+        {"protocolVersion": 1, "agentInfo": info, "agentCapabilities": {"loadSession": True}}
+        if version == 1
+        else {"protocolVersion": 2, "info": info, "capabilities": {}}
+    )
+    events = conn.receive_data(json.dumps(res(rid, result)).encode() + b"\n")
+    (answer,) = [e for e in events if isinstance(e, ResponseReceived)]
+    assert isinstance(answer.result, s.InitializeResponse)
+    assert answer.result.protocol_version == conn.protocol_version == version
+    assert conn.agent_info == s.Implementation(name="agent", version="1") == answer.result.info
+    assert isinstance(conn.agent_capabilities, s.AgentCapabilities)
+
+
 def test_v1_auth_methods_take_v2s_shape() -> None:
     # schema-v1 AuthMethod: `id`, and no `type` means `agent`; terminal `env` is a map.
     # schema-v2: `methodId`, `type` required, `env` a list of EnvVariable.

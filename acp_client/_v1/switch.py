@@ -165,6 +165,7 @@ class ProtocolSwitch:
         self._initialize: dict[str, Any] | None = None  # the client's initialize request
         self._held: list[tuple[bytes | LineTooLong, Any]] = []
         self._unsettled = 0  # messages seen on probation
+        self._restored = False  # restored from a snapshot: adapters start seeded (R92)
         self._enter("undecided" if live else "v2")
 
     def _enter(self, mode: Mode) -> None:
@@ -178,6 +179,38 @@ class ProtocolSwitch:
         """The v1 client terminals whose latest output was cut at source (see the adapter)."""
         adapter = self.adapter if self.mode in _ADAPTED else None
         return frozenset(adapter.truncated_terminals) if adapter is not None else frozenset()
+
+    # ------------------------------------------------------------------ restoring
+
+    def restored(self, version: int | None) -> None:
+        """The connection was restored from a snapshot of a ``version`` agent (R92).
+
+        Live, it goes on in that version (v1: through an adapter seeded from the restored
+        sessions) until :meth:`new_connection`; an unknown version stays undecided.
+        """
+        if self.mode != "undecided":
+            return  # passive: a log's switch is the reader's
+        self._restored = True
+        if version == 1:
+            from .adapter import V1Adapter
+            from .restore import seed_adapter
+
+            self.adapter = V1Adapter()
+            seed_adapter(self.adapter, self._conn.sessions)
+            self._conn.record_sends = False
+            self._enter("v1")
+        elif version == 2:
+            self._enter("v2")
+
+    def new_connection(self) -> None:
+        """The first ``initialize`` after a restore: decided again, from its answer (R92)."""
+        if self._restored:
+            self.adapter = None
+            self._initialize = None
+            self._held = []
+            self._unsettled = 0
+            self._conn.record_sends = True
+            self._enter("undecided")
 
     # --------------------------------------------------------------- the decision
 
@@ -193,6 +226,10 @@ class ProtocolSwitch:
             from .adapter import V1Adapter
 
             self.adapter = V1Adapter()
+            if self._restored:
+                from .restore import seed_adapter
+
+                seed_adapter(self.adapter, conn.sessions)
             if self._initialize is not None:  # in step from the client's first message
                 self.adapter.feed("outgoing", self._initialize)
             conn.record_sends = effect == "start-shadow"

@@ -53,12 +53,18 @@
 // A prompt sent while a turn runs is held until it ends; session/cancel
 // answers held prompts with -32800.
 //
+// With ACP_TEST_AGENT_STORE=<file>, sessions outlive the process, as a real agent's do:
+// after each session/new and each turn the agent writes every session's id, cwd, prompt
+// count and retained history there, and a new process reads them back on start, so an
+// agent started again answers `session/resume` for them (with or without replay).
+//
 // Everything is sent through the SDK (`AgentContext.notify` / `request`),
 // including `$/cancel_request` (via the SDK's `cancellationSignal` +
 // `stopWaitingOnCancel` request options). The only hand-written output is the
 // "garbage" line: the SDK serialises every message as JSON, so by design it
 // cannot emit a line that is not JSON.
 
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Readable, Transform } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 
@@ -262,6 +268,36 @@ class Session {
     return out;
   }
 }
+
+const STORE = process.env.ACP_TEST_AGENT_STORE || null;
+
+/** Writes the sessions to the store (ACP_TEST_AGENT_STORE), if there is one. */
+function saveSessions() {
+  if (STORE === null) return;
+  const saved = [...sessions.values()].map((session) => ({
+    id: session.id,
+    cwd: session.cwd,
+    promptCounter: session.promptCounter,
+    history: session.replayUpdates(),
+  }));
+  writeFileSync(STORE, JSON.stringify({ sessionCounter, sessions: saved }));
+}
+
+/** Reads the sessions an earlier process stored back, if any. */
+function loadSessions() {
+  if (STORE === null || !existsSync(STORE)) return;
+  const data = JSON.parse(readFileSync(STORE, "utf8"));
+  sessionCounter = data.sessionCounter;
+  for (const item of data.sessions) {
+    const session = new Session(item.id, item.cwd);
+    session.promptCounter = item.promptCounter;
+    for (const update of item.history) session.retain(update);
+    sessions.set(session.id, session);
+  }
+  log("restored", data.sessions.length, "session(s) from", STORE);
+}
+
+loadSessions();
 
 /** One prompt's foreground work. */
 class Turn {
@@ -581,6 +617,7 @@ async function driveTurn(client, session, turn, text) {
     await emit(client, session, { sessionUpdate: "state_update", state: "idle", stopReason: "cancelled" });
   } finally {
     if (session.turn === turn) session.turn = null;
+    saveSessions();
     turn.finish();
   }
 }
@@ -610,6 +647,7 @@ const app = acp
     sessionCounter += 1;
     const session = new Session(`sess-${sessionCounter}`, params.cwd);
     sessions.set(session.id, session);
+    saveSessions();
     log("session/new", session.id);
     return {
       sessionId: session.id,

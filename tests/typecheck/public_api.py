@@ -60,10 +60,14 @@ def replay() -> None:
     assert_type(result.failed_requests, list[FailedRequest])
     assert_type(result.snapshot(), dict[str, Any])
     assert_type(Connection().receive_data(b""), list[Event])
+    restored = Connection.restore(result.snapshot(), live=False)
+    assert_type(restored, Connection)
+    assert_type(restored.prompt(0).outcome_unknown, bool)
 
 
 async def live(agent: AgentConnection) -> None:
     """The trio layer."""
+    assert_type(await agent.initialize(), s.InitializeResponse)
     handle = await agent.prompt("s1", "hi")
     assert_type(handle, PromptHandle)
     assert_type(await handle.wait_done(), str | None)
