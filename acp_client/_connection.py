@@ -187,12 +187,10 @@ class Connection(Submissions):
     ) -> Connection:
         """A connection that goes on from a snapshot (SNAPSHOT.md; R90-R92).
 
-        ``snapshot`` is what :meth:`snapshot` returned (or ``acp-client replay --json``
-        printed): every session comes back as it was, with the diagnostics, and the
-        handshake counts as done in the snapshot's protocol version. The snapshot has no
-        ``initialize`` exchange: ``initialize_result`` (the agent's answer, kept by the host)
-        restores what the agent offered, ``client_capabilities`` what the client advertised.
-        ``options`` are the constructor's (``live``, ``terminal_limit``, ...).
+        ``snapshot`` is what :meth:`snapshot` returned: every session and the diagnostics
+        come back, the handshake done in its protocol version. ``initialize_result`` (kept
+        by the host: a snapshot has no ``initialize``) restores what the agent offered,
+        ``client_capabilities`` what the client advertised; ``options`` go to ``__init__``.
 
         The old connection's requests are gone: a prompt restored ``pending`` has an unknown
         outcome (R90), a permission request restored ``pending`` is stale and cannot be
