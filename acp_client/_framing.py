@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LineBuffer", "LineTooLong", "DEFAULT_MAX_LINE"]
+__all__ = ["DEFAULT_MAX_LINE", "LineBuffer", "LineTooLong", "excerpt", "head_text"]
 
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
 
@@ -133,6 +133,24 @@ def head_text(head: bytes) -> str:
         except UnicodeDecodeError:
             continue
     return head.decode("utf-8", errors="replace") + "…"
+
+
+#: How much of a line its diagnostic quotes, in characters (:func:`excerpt`).
+EXCERPT_CHARS = 120
+
+
+def excerpt(line: bytes, chars: int = EXCERPT_CHARS, *, longer: bool = False) -> str:
+    """The start of ``line`` for a diagnostic, quoted and escaped.
+
+    A JSON string literal, so every control and non-ASCII character is escaped (DEL too:
+    nothing in it can drive a terminal): at most ``chars`` characters of the line, with
+    ``…`` when it was longer (or ``longer``: ``line`` is only the start of the line).
+    """
+    import json
+
+    text = line.decode("utf-8", "replace")
+    quoted = json.dumps(text[:chars]).replace("\x7f", "\\u007f")
+    return quoted + ("…" if longer or len(text) > chars else "")
 
 
 def _head_of(pieces: tuple[bytes, ...]) -> bytes:

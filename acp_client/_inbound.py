@@ -34,7 +34,7 @@ from ._errors import (
     RemoteProtocolError,
     detached,
 )
-from ._framing import LineBuffer, LineTooLong
+from ._framing import LineBuffer, LineTooLong, excerpt
 from ._limits import entity_count
 from ._methods import dispatch, request_sent, response_received
 from ._session import Session, runs_of
@@ -438,21 +438,3 @@ class Inbound:
 def _session_limit(ctx: Context, session_id: str) -> LimitExceeded:
     limit = ctx.sessions.max_sessions
     return LimitExceeded("max_sessions", limit, f"session {session_id!r} not created")
-
-
-#: How much of a malformed line its diagnostic quotes.
-EXCERPT_CHARS = 120
-
-
-def excerpt(line: bytes) -> str:
-    """The start of ``line`` for a diagnostic, quoted and escaped.
-
-    A JSON string literal, so every control and non-ASCII character is escaped (nothing in
-    it can drive a terminal): at most :data:`EXCERPT_CHARS` characters of the line, with
-    ``…`` when it was longer.
-    """
-    import json
-
-    text = line.decode("utf-8", "replace")
-    cut = text[:EXCERPT_CHARS]
-    return json.dumps(cut) + ("…" if len(text) > EXCERPT_CHARS else "")

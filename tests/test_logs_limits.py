@@ -57,6 +57,51 @@ def test_a_line_over_the_limit_is_skipped_and_reading_resumes_after_it() -> None
     assert result.diagnostics[0].severity == "error" and not result.fatal
 
 
+def test_a_line_over_the_limit_is_quoted_by_its_start_escaped() -> None:
+    # The diagnostic quotes the dropped line's first 80 characters (issue 26: it quoted
+    # nothing), as a JSON string: no control character of the line reaches a terminal.
+    line = b'{"x":"\x1b]0;pwned\x07\x1b[2J\x7f\xc2\x9b' + b"y" * 500 + b'"}'
+    result = read_log(jl(INIT) + line + b"\n" + jl(INIT_OK), max_line=200)
+    assert where(result) == [("line-too-long", 2)]
+    message = result.diagnostics[0].message
+    start = json.dumps(line.decode()[:80]).replace("\x7f", "\\u007f")
+    assert f"starting {start}…" in message
+    assert not any(ord(c) < 32 or 127 <= ord(c) <= 159 for c in message)
+    assert "y" * 81 not in message  # at most 80 characters of it
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    head=st.binary(max_size=120),
+    size=st.integers(0, 1400),  # under 16 times max_line: not a runaway line
+    cuts=st.lists(st.integers(1, 700), max_size=5),
+)
+def test_the_quoted_start_of_a_long_line_is_the_same_whatever_the_reads(
+    head: bytes, size: int, cuts: list[int]
+) -> None:
+    # The property: the quote is the escaped start of the line, cut at 80 characters,
+    # whatever the reads (the reader kept the first bytes when it started skipping).
+    line = (head + b"z" * size).replace(b"\n", b" ")
+    data = jl(INIT) + line + b"\n"
+    reader = LogReader(max_line=96)  # the first line (85 bytes) is within it
+    items: list[Any] = []
+    start = 0
+    for cut in sorted(cuts):
+        items += reader.feed(data[start : start + cut])
+        start += cut
+    items += reader.feed(data[start:]) + reader.close()
+    too_long = [i for i in items if getattr(i, "code", None) == "line-too-long"]
+    if len(line) <= 96:
+        assert too_long == []
+        return
+    (diagnostic,) = too_long
+    text = line[:1024].decode("utf-8", "replace")
+    quoted = json.dumps(text[:80]).replace("\x7f", "\\u007f")
+    cut = len(line) > 1024 or len(text) > 80
+    assert diagnostic.message.endswith(f"starting {quoted}{'…' if cut else ''}; skipped")
+    assert not any(ord(c) < 32 or 127 <= ord(c) <= 159 for c in diagnostic.message)
+
+
 def test_a_last_line_over_the_limit_without_a_line_break() -> None:
     result = read_log(jl(INIT) + b"[" * 300, max_line=200)
     assert [r.line for r in result.records] == [1]

@@ -30,7 +30,7 @@ import msgspec
 from acp_client._codec import decode_leniently as decode_line_leniently
 from acp_client._codec import decode_plain
 from acp_client._diagnostics import Diagnostic
-from acp_client._framing import DEFAULT_MAX_LINE, LineTooLong
+from acp_client._framing import DEFAULT_MAX_LINE, LineTooLong, excerpt
 from acp_client.logs._document import (
     DocumentError,
     iter_document,
@@ -59,12 +59,28 @@ __all__ = ["DEFAULT_MAX_DOCUMENT", "LogReader"]
 
 DEFAULT_MAX_DOCUMENT = 32 * 1024 * 1024
 """The largest log read whole as one JSON document (1.2: the Zed export), in bytes."""
+#: How much of a line over ``max_line`` its ``line-too-long`` diagnostic quotes (characters).
+LONG_LINE_CHARS = 80
 #: A line that does not decode: bad JSON, or nested deeper than the decoder's recursion limit.
 _UNDECODABLE = (msgspec.DecodeError, RecursionError)
 
 
 class _Stop(Exception):
     """Strict mode: the first error diagnostic was reported."""
+
+
+def _check_options(
+    format: str | None, perspective: str | None, direction: str | None, *limits: int
+) -> None:
+    """:class:`LogReader`'s options, checked (``ValueError`` names the wrong one)."""
+    if min(limits) < 1:
+        raise ValueError("the limits must be positive")
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"unknown log format {format!r}; known: {', '.join(FORMATS)}")
+    if perspective not in (None, "client", "agent"):
+        raise ValueError(f"perspective must be 'client' or 'agent', not {perspective!r}")
+    if direction not in (None, "incoming", "outgoing"):
+        raise ValueError(f"direction must be 'incoming' or 'outgoing', not {direction!r}")
 
 
 def _parses(raw: bytes) -> bool:
@@ -118,14 +134,9 @@ class LogReader:
         max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
         max_ratio: int = DEFAULT_MAX_RATIO,
     ) -> None:
-        if min(max_line, max_document, max_decompressed, max_ratio) < 1:
-            raise ValueError("the limits must be positive")
-        if format is not None and format not in FORMATS:
-            raise ValueError(f"unknown log format {format!r}; known: {', '.join(FORMATS)}")
-        if perspective not in (None, "client", "agent"):
-            raise ValueError(f"perspective must be 'client' or 'agent', not {perspective!r}")
-        if direction not in (None, "incoming", "outgoing"):
-            raise ValueError(f"direction must be 'incoming' or 'outgoing', not {direction!r}")
+        _check_options(
+            format, perspective, direction, max_line, max_document, max_decompressed, max_ratio
+        )
         self._strict = strict
         self._perspective = perspective
         self._direction = direction
@@ -173,6 +184,11 @@ class LogReader:
     def done(self) -> bool:
         """No more input is read (closed, stopped or fatal)."""
         return self._done
+
+    @property
+    def line(self) -> int:
+        """The number of the last line read (blank ones too): 0 before the first."""
+        return self._lineno
 
     # -- input ----------------------------------------------------------------------------
 
@@ -287,7 +303,10 @@ class LogReader:
         """A line over ``max_line``: skipped (never held), reported; resume after its LF."""
         self._lineno += 1
         self._nonblank = True
+        head = marker.head  # its first bytes only: the line itself was never held
+        start = excerpt(head, LONG_LINE_CHARS, longer=len(head) < marker.size)
         message = f"a line of {marker.size:,} bytes, over max_line={self._bytes.max_line:,}"
+        message += f", starting {start}"
         if self._mode != "document":
             self.error("line-too-long", self._lineno, f"{message}; skipped")
             return
