@@ -98,6 +98,79 @@ def test_a_file_truncated_and_rewritten_shorter_between_two_polls(tmp_path: Path
     assert codes(follow) == ["log-truncated"]
 
 
+def rewrite(log: Path, text: str) -> None:
+    """Truncate ``log`` and write ``text``, padded with blank lines to at least its size."""
+    size = log.stat().st_size
+    log.write_text(text + "\n" * (size - len(text)))
+
+
+def warnings(follow: _Follower) -> list[tuple[str, int | None]]:
+    return [(d.code, d.line) for d in follow.replayer.all_diagnostics()]
+
+
+def test_a_file_rewritten_larger_between_two_polls_is_read_again(tmp_path: Path) -> None:
+    # Issue 26: only a smaller file was taken for a truncated one; a file truncated and
+    # written again past its old size was read on from the old offset (records lost).
+    log = tmp_path / "log.jsonl"
+    before = OPENING + lines(0, 4)
+    log.write_text(before)
+    follow = follower(log)
+    drain(follow)
+    log.write_text(lines(4, 12))  # larger than what was read
+    assert log.stat().st_size > len(before)
+    drain(follow)
+    assert texts(follow) == [f"r{n} " for n in range(16)]
+    assert warnings(follow) == [("log-truncated", before.count("\n"))]
+    (warning,) = follow.replayer.all_diagnostics()
+    assert f"after line {before.count(chr(10))} ({len(before):,} bytes read)" in warning.message
+    assert "written again" in warning.message and "line 1" in warning.message
+
+
+def test_a_file_rewritten_to_the_same_size_is_read_again(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    before = OPENING + lines(0, 4)
+    log.write_text(before)
+    follow = follower(log)
+    drain(follow)
+    rewrite(log, lines(4, 2))
+    assert log.stat().st_size == len(before)  # no growth, no shrinking: only the bytes
+    drain(follow)
+    assert texts(follow) == [f"r{n} " for n in range(6)]
+    assert warnings(follow) == [("log-truncated", before.count("\n"))]
+
+
+def test_a_file_whose_first_bytes_changed_is_read_again(tmp_path: Path) -> None:
+    # Past the 4 KiB windows: the last bytes read are as they were, the first are not.
+    log = tmp_path / "log.jsonl"
+    before = OPENING + lines(0, 60)
+    assert len(before) > 2 * 4096
+    log.write_text(before)
+    follow = follower(log)
+    drain(follow)
+    changed = before.replace('"version":"1"', '"version":"2"', 1)  # in the first line
+    assert changed != before and changed[-4096:] == before[-4096:]
+    log.write_text(changed + lines(60, 1))
+    drain(follow)
+    assert warnings(follow) == [("log-truncated", before.count("\n"))]
+    assert texts(follow)[-1] == "r60 "
+
+
+def test_a_file_only_appended_to_is_never_read_again(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(OPENING + lines(0, 60))
+    follow = follower(log)
+    for n in range(60, 70):
+        drain(follow)
+        with log.open("a") as handle:
+            handle.write(lines(n, 1)[:30])  # a line written in two pieces
+        drain(follow)
+        with log.open("a") as handle:
+            handle.write(lines(n, 1)[30:])
+    drain(follow)
+    assert texts(follow) == [f"r{n} " for n in range(70)]
+    assert warnings(follow) == []
+
+
 def test_a_line_cut_by_the_truncation_is_reported_as_cut(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     text = lines(0, 2)
@@ -121,6 +194,12 @@ def test_a_file_deleted_and_created_again_is_read_again(tmp_path: Path) -> None:
     drain(follow)
     assert texts(follow) == [f"r{n} " for n in range(12)]
     assert codes(follow) == ["log-replaced"]
+    (warning,) = follow.replayer.all_diagnostics()
+    read = OPENING + lines(0, 4)
+    assert warning.line == read.count("\n")  # where it was: the last line read before
+    assert f"replaced by a new file after line {warning.line} ({len(read):,} bytes" in (
+        warning.message
+    )
 
 
 def test_an_idle_follower_does_not_rebuild_the_view(tmp_path: Path) -> None:
@@ -139,20 +218,23 @@ def test_an_idle_follower_does_not_rebuild_the_view(tmp_path: Path) -> None:
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     st.lists(
-        st.tuples(st.sampled_from(["append", "truncate", "replace", "poll"]), st.integers(1, 4)),
+        st.tuples(
+            st.sampled_from(["append", "truncate", "rewrite", "replace", "poll"]),
+            st.integers(1, 4),
+        ),
         max_size=10,
     )
 )
 def test_every_record_written_is_applied_once_whatever_the_file_does(
     tmp_path: Path, steps: list[tuple[str, int]]
 ) -> None:
-    # The property: records appended, the file truncated (and written again) or replaced,
-    # polled at any point: every record written is applied exactly once, in order, if the
-    # follower polls between a truncation and the next write (as tail -F needs too).
+    # The property: records appended, the file truncated (and written again), rewritten to
+    # the same size or larger without a poll between, or replaced, polled at any point:
+    # every record written is applied exactly once, in order.
     log = tmp_path / f"log{os.getpid()}-{len(os.listdir(tmp_path))}.jsonl"
     log.write_text(OPENING)
     follow = follower(log)
@@ -168,6 +250,8 @@ def test_every_record_written_is_applied_once_whatever_the_file_does(
             log.write_text("")
             drain(follow)
             log.write_text(text)
+        elif action == "rewrite":  # truncated and written again, not smaller, unpolled
+            rewrite(log, text)
         elif action == "replace":
             log.unlink()
             log.write_text(text)

@@ -1,8 +1,9 @@
 """``acp-client replay --follow``: keep reading a log that is still being written.
 
 Owns the follow loop: a file followed by name as ``tail -F`` does (waited for, with a
-message, when it does not exist yet; read again from its start when it is truncated or
-replaced by a new file, with a ``log-truncated`` / ``log-replaced`` warning) or standard
+message, when it does not exist yet; read again from its start when it is truncated (smaller,
+or written again to any size: what was read is no longer there) or replaced by a new file,
+with a ``log-truncated`` / ``log-replaced`` warning at the last line read) or standard
 input (``-``, until it ends); the state shown live on a terminal (redrawn only when something
 changed), streamed as JSON lines with ``--events`` (``_stream.py``), or only at the end
 (``--json``, or piped); and the end: Ctrl-C or SIGTERM reads what was written until then and
@@ -16,6 +17,7 @@ import contextlib
 import os
 import select
 import signal
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -34,6 +36,8 @@ _POLL_SECONDS = 0.25
 #: After this long without new bytes, what the reader holds back for later records is shown.
 _SETTLE_SECONDS = 1.0
 _BLOCK = 1 << 16
+#: The first and the last bytes read that are checked at every read (the fingerprint).
+_WINDOW = 1 << 12
 
 
 class _Stopper:
@@ -72,15 +76,27 @@ class _Stopper:
 
 
 class _Input:
-    """The bytes of the followed log: a file by name, or standard input."""
+    """The bytes of the followed log: a file by name, or standard input.
+
+    A file is checked at every read: smaller than what was read (truncated), or its first or
+    last :data:`_WINDOW` bytes before the read offset no longer what was read there (truncated
+    and written again, to any size), it is read again from its start; when nothing new comes,
+    a file of another identity under its name (replaced) is opened and read from its start.
+    The check costs one ``fstat`` and two reads of at most 4 KiB, never a reread of the file.
+    """
 
     def __init__(self, path: str, stopper: _Stopper) -> None:
         self.path = path
         self._stopper = stopper
         self._fd: int | None = None
         self._offset = 0  # bytes read from the file open now
+        self._head = b""  # its first bytes read (at most _WINDOW)
+        self._tail = b""  # the last bytes read before _offset (at most _WINDOW)
+        self._regular = False  # a regular file: its size and bytes can be checked
         self.ended = False  # standard input closed: nothing more will come
-        self.restarted: str | None = None  # "truncated" / "replaced": read from the start
+        #: "truncated" / "rewritten" / "replaced": read again from the start
+        self.restarted: str | None = None
+        self.bytes_before = 0  # bytes read before the last restart
 
     def open(self) -> bool:
         """Open the log; a file that does not exist yet is waited for. False if stopped.
@@ -104,6 +120,7 @@ class _Input:
                     os.close(self._fd)
                     self._fd = None
                     raise IsADirectoryError(21, "Is a directory")
+                self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
                 return True
             if self._stopper.signal is not None:
                 return False
@@ -119,39 +136,78 @@ class _Input:
             data = os.read(self._fd, _BLOCK)
             self.ended = not data
             return data
+        if self._regular and self._offset:
+            self.restarted = self._rewritten()
+            if self.restarted is not None:
+                return b""
         data = os.read(self._fd, _BLOCK)
         if data:
-            self._offset += len(data)
+            self._took(data)
             return data
-        self.restarted = self._restarted()
+        self.restarted = self._replaced()
         if self.restarted is None:
             self._stopper.wait(wait)
         return data
 
-    def _restarted(self) -> str | None:
-        """After all was read: whether the file was truncated or replaced (then reopened)."""
+    def _took(self, data: bytes) -> None:
+        """Keep the fingerprint of what was read: its first and its last bytes."""
+        self._offset += len(data)
+        if len(self._head) < _WINDOW:
+            self._head += data[: _WINDOW - len(self._head)]
+        self._tail = data[-_WINDOW:] if len(data) >= _WINDOW else (self._tail + data)[-_WINDOW:]
+
+    def _rewritten(self) -> str | None:
+        """Whether the file open now was truncated (then read again from its start)."""
         assert self._fd is not None
-        held = os.fstat(self._fd)
-        if held.st_size < self._offset:
-            os.lseek(self._fd, 0, os.SEEK_SET)
-            self._offset = 0
-            return "truncated"
+        fd, offset = self._fd, self._offset
+        if os.fstat(fd).st_size >= offset:
+            tail = self._tail
+            if os.pread(fd, len(tail), offset - len(tail)) == tail:
+                head = self._head
+                if len(head) == offset or os.pread(fd, len(head), 0) == head:
+                    return None  # what was read is still there: only appended to
+            how = "rewritten"
+        else:
+            how = "truncated"
+        self._restart(fd)
+        return how
+
+    def _replaced(self) -> str | None:
+        """After all was read: whether another file has the name now (then opened)."""
+        assert self._fd is not None
         try:
             named = os.stat(self.path)
             fd = os.open(self.path, os.O_RDONLY)
         except OSError:
             return None  # deleted (or not readable now): wait for it to come back
+        held = os.fstat(self._fd)
         if (named.st_ino, named.st_dev) == (held.st_ino, held.st_dev):
             os.close(fd)
             return None
         os.close(self._fd)
-        self._fd, self._offset = fd, 0
+        self._regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        self._restart(fd)
         return "replaced"
+
+    def _restart(self, fd: int) -> None:
+        """Read ``fd`` from its start (the bytes read before are counted)."""
+        os.lseek(fd, 0, os.SEEK_SET)
+        self._fd = fd
+        self.bytes_before, self._offset = self._offset, 0
+        self._head = self._tail = b""
 
     def close(self) -> None:
         if self._fd is not None and self.path != "-":
             os.close(self._fd)
         self._fd = None
+
+
+#: How the followed file changed, as its restart warning says it.
+_HOW = {
+    "truncated": "truncated",
+    "rewritten": "truncated and written again (what was read is no longer there)",
+    "replaced": "replaced by a new file",
+}
 
 
 def _say(text: str) -> None:
@@ -274,14 +330,18 @@ class _Follower:
     def restart(self) -> None:
         """The file was truncated or replaced: end what was read, read the new start."""
         how, self.input.restarted = self.input.restarted, None
-        self.apply(self.reader.close())  # a line cut by the truncation is reported there
-        self.replayer.diagnostics.append(
+        assert how is not None
+        read = self.reader.line  # the last whole line read; a line cut after it is reported
+        self.replayer.diagnostics.append(  # at its own line (the next), by the reader's close
             Diagnostic(
-                code=f"log-{how}",
-                message=f"the followed file was {how}: read again from its start (the line"
-                " numbers after this count from there; the state carries on)",
+                code="log-replaced" if how == "replaced" else "log-truncated",
+                message=f"the followed file was {_HOW[how]} after line {read:,}"
+                f" ({self.input.bytes_before:,} bytes read): read again from its line 1"
+                " (the line numbers after this count from there; the state carries on)",
+                line=read or None,
             )
         )
+        self.apply(self.reader.close())
         self.changed = True
         self.reader = LogReader(**self._reader_options)
         self._settled = True

@@ -23,7 +23,7 @@ input or bytes.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 
@@ -161,7 +161,7 @@ class LogReader:
         self._stopped = False
         self.lane: FastLane | None = None  # a replay's: agent notifications skip the stages
         if format is not None:
-            self._set_format(format)
+            self._set_format(cast(FormatId, format))  # checked above
 
     # -- state ----------------------------------------------------------------------------
 
