@@ -22,6 +22,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from . import _events as ev
 from . import _schema as s
 from ._connection import Connection, SentRequest
+from ._diagnostics import DEFAULT_MAX_DIAGNOSTICS
 from ._errors import LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineBuffer, head_text
 from ._prompts import PermissionState
@@ -75,11 +76,13 @@ def _connection(
     max_line: int,
     extension_methods: set[str],
     unstable: Collection[str],
+    max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
 ) -> Connection:
     """The pump's live connection: a new one, or one restored from a snapshot (R92)."""
     options: dict[str, Any] = {
         "terminal_limit": terminal_limit,
         "max_line": max_line,
+        "max_diagnostics": max_diagnostics,
         "extension_methods": extension_methods,
         "unstable": unstable,
     }
@@ -112,12 +115,15 @@ class Pump:
         unstable: Collection[str] = (),
         restore: Mapping[str, Any] | None = None,
         max_unsent: int = DEFAULT_MAX_UNSENT,
+        max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
     ) -> None:
         self._handlers = dict(handlers or {})
         if "session/request_permission" in self._handlers:
             raise ValueError("permission requests are decided by on_permission, not a handler")
         served = set(self._handlers) - {"elicitation/create"}
-        self.connection = _connection(restore, terminal_limit, max_line, served, unstable)
+        self.connection = _connection(
+            restore, terminal_limit, max_line, served, unstable, max_diagnostics
+        )
         self.stderr_lines: list[str] = []
         self._send = writer(send_stream)
         self._receive = reader(receive_stream)

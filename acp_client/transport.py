@@ -44,6 +44,7 @@ import msgspec
 
 from . import _schema as s
 from ._connection import SentRequest
+from ._diagnostics import DEFAULT_MAX_DIAGNOSTICS
 from ._errors import LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE
 from ._process import kill, stop_group, unwrapped, watch_exit
@@ -165,6 +166,8 @@ class AgentConnection(Pump):
             never reads its stdin would make them grow without end).
         unstable: opt-in (unstable) features of the ACP v2 Preview the sessions apply
             (``"prompt_suggestions"``, ``"cursors"``, ``"unknown_state"``; see ``Connection``).
+        max_diagnostics: the diagnostics of one code the connection keeps (1,000); the
+            later ones are counted (``diagnostics-dropped``).
         restore: a snapshot (``Connection.snapshot()``) to go on from: the connection is
             ``Connection.restore(restore, ...)``; :meth:`initialize` then starts the new
             connection (R92) and :meth:`resume_session` picks a session up (with replay,
@@ -359,6 +362,7 @@ async def open_agent(
     own_session: bool = False,
     unstable: Collection[str] = (),
     restore: Mapping[str, Any] | None = None,
+    max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
 ) -> AsyncIterator[AgentConnection]:
     """Start an agent process and yield the :class:`AgentConnection` speaking to it.
 
@@ -373,7 +377,8 @@ async def open_agent(
     a command that cannot start leaves an earlier recording as it was. It runs on trio and
     on asyncio alike (anyio picks the running loop); ``handlers`` are the host's answers to
     the agent's requests, and ``unstable`` opts the sessions into unstable features (as
-    :class:`AgentConnection`'s). With ``restore`` (a snapshot) the connection goes on from
+    :class:`AgentConnection`'s), ``max_line`` and ``max_diagnostics`` bound what is read and
+    kept. With ``restore`` (a snapshot) the connection goes on from
     it: an editor that restarts starts the agent again, initializes, resumes the session
     and prompts on (:class:`AgentConnection`'s ``restore``); the recording then holds the
     new connection's traffic only.
@@ -411,6 +416,7 @@ async def open_agent(
         unstable=unstable,
         restore=restore,
         max_unsent=max_unsent,
+        max_diagnostics=max_diagnostics,
     )
     agent._process_watched = True  # _watch_exit reports the exit status
     try:

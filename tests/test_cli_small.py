@@ -415,6 +415,57 @@ def test_replay_limits_from_the_command_line(tmp_path: Path) -> None:
     assert cli("replay", "--max-line", "0", str(log)).returncode == 2
 
 
+def test_replay_max_diagnostics_and_max_ratio_from_the_command_line(tmp_path: Path) -> None:
+    # Issue 26: max_diagnostics and max_ratio had no flag (only the library took them).
+    log = _log(tmp_path)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"junk\n" * 5 + log.read_bytes())
+    out = cli("replay", "--json", "--max-diagnostics", "2", str(bad))
+    assert out.returncode == 0, out.stderr
+    diagnostics = json.loads(out.stdout)["diagnostics"]
+    assert [d["code"] for d in diagnostics] == ["malformed-line"] * 2 + ["diagnostics-dropped"]
+    assert diagnostics[2]["message"].startswith("3 more malformed-line diagnostics (lines 3 to 5)")
+    assert "max_diagnostics=2" in diagnostics[2]["message"]
+    followed = cli(
+        "replay", "--follow", "--json", "--max-diagnostics", "2", "-", input=bad.read_bytes()
+    )
+    assert followed.returncode == 0, followed.stderr
+    assert json.loads(followed.stdout)["diagnostics"] == diagnostics
+    gz = tmp_path / "big.jsonl.gz"
+    gz.write_bytes(gzip.compress(log.read_bytes() + b"\n" * 100_000))  # about 500 times
+    limits = ("--stats", "--json", "--max-decompressed", "1000")
+    out = cli("replay", *limits, "--max-ratio", "100000", str(gz))
+    assert out.returncode == 0, out.stderr
+    out = cli("replay", "--json", "--max-decompressed", "1000", "--max-ratio", "2", str(gz))
+    assert out.returncode == 3 and b"decompressed-too-large" in out.stderr
+    (fatal,) = json.loads(out.stdout)["diagnostics"]
+    assert "max_decompressed=1,000 and max_ratio=2 times" in fatal["message"]
+
+
+@pytest.mark.parametrize("flag", ["--max-diagnostics", "--max-ratio"])
+@pytest.mark.parametrize("value", ["0", "-3", "1.5", "many"])
+def test_a_limit_that_is_not_a_whole_number_from_1_is_a_usage_error(flag: str, value: str) -> None:
+    out = cli("replay", flag, value, "x.jsonl")
+    assert out.returncode == 2
+    assert f"argument {flag}: expected a whole number (1 or more), got {value!r}" in (
+        out.stderr.decode()
+    )
+
+
+def test_run_max_line_and_max_diagnostics_from_the_command_line() -> None:
+    junk = "for i in range(5): print('junk', i)\nprint('x' * 300)"
+    agent = ("--", sys.executable, "-c", junk)  # junk, a long line, then exits
+    limits = ("--max-diagnostics", "2", "--max-line", "100")
+    out = cli("run", "--json", "--prompt", "hi", *limits, *agent)
+    assert out.returncode == 5  # it exited before answering initialize
+    diagnostics = json.loads(out.stdout)["diagnostics"]
+    codes = [d["code"] for d in diagnostics]
+    assert codes == ["malformed-line", "malformed-line", "diagnostics-dropped", "line-too-long"]
+    assert "300 bytes exceeds the limit of 100" in diagnostics[3]["message"]
+    for args in (("--max-diagnostics", "0"), ("--max-line", "none")):
+        assert cli("run", *args, *agent).returncode == 2
+
+
 def test_a_fleet_summary_gives_a_link_to_nothing_its_error_row(tmp_path: Path) -> None:
     # the folder walk is shared with summarize_many: what replay reports, it gives a row
     from acp_client import summarize_many

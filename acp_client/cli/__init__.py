@@ -224,6 +224,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="gzip input may expand to BYTES or 200 times its compressed size, whichever is"
         " larger (default 1 GiB; past it reading ends, exit 3)",
     )
+    replay.add_argument(
+        "--max-ratio",
+        type=_positive_count,
+        metavar="N",
+        help="gzip input may expand to N times its compressed size past --max-decompressed"
+        " (default 200)",
+    )
+    _add_max_diagnostics(replay)
     _add_unstable(replay)
     replay.add_argument("--no-thoughts", action="store_true", help="hide the agent's thoughts")
     replay.add_argument("--markdown", action="store_true", help="render message text as Markdown")
@@ -290,6 +298,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="give up on a request, or a prompt's turn, after SECONDS (exit 5)",
     )
+    run.add_argument(
+        "--max-line",
+        type=_positive_bytes,
+        metavar="BYTES",
+        help="skip a longer line of the agent's, with a diagnostic (default 64 MiB)",
+    )
+    _add_max_diagnostics(run)
     run.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_COMMAND [ARGS...]")
     return parser
 
@@ -318,6 +333,18 @@ _seconds = _checked(float, lambda v: 0 < v < float("inf"), "a positive number of
 _byte_count = _checked(int, lambda v: v >= 0, "a number of bytes (0 or more)")
 # `--max-line`, `--max-document`, `--max-decompressed`: a whole number of bytes, 1 or more
 _positive_bytes = _checked(int, lambda v: v > 0, "a number of bytes (1 or more)")
+# `--max-ratio`, `--max-diagnostics`: a whole number, 1 or more
+_positive_count = _checked(int, lambda v: v > 0, "a whole number (1 or more)")
+
+
+def _add_max_diagnostics(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-diagnostics",
+        type=_positive_count,
+        metavar="N",
+        help="keep the first N diagnostics of each code, count the rest (one"
+        " diagnostics-dropped per code; default 1,000)",
+    )
 
 
 _DEL_C1 = re.compile("[\x7f-\x9f]")

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from acp_client._diagnostics import Diagnostic
+from acp_client._diagnostics import DEFAULT_MAX_DIAGNOSTICS, Diagnostic
 from acp_client._replay import Replayer
 from acp_client.logs import LogReader
 
@@ -243,7 +243,9 @@ class _Follower:
         self._reader_options = {
             key: options[key] for key in ("format", "strict", "perspective", "direction", "sides")
         }
-        self._reader_options.update((k, v) for k, v in options.items() if k.startswith("max_"))
+        self._reader_options.update(
+            (k, v) for k, v in options.items() if k.startswith("max_") and k != "max_diagnostics"
+        )
         self.reader = LogReader(**self._reader_options)
         self.clock = time.monotonic
         self.changed = True  # the view is behind the state: redraw it at the next poll
@@ -252,6 +254,7 @@ class _Follower:
             terminal_limit=options["terminal_limit"],
             strict=options["strict"],
             unstable=options["unstable"],
+            max_diagnostics=options.get("max_diagnostics", DEFAULT_MAX_DIAGNOSTICS),
         )
         self.stream: Any = None
         if args.events:

@@ -60,7 +60,13 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "unstable": tuple(args.unstable),
         **{
             limit: value
-            for limit in ("max_line", "max_document", "max_decompressed")
+            for limit in (
+                "max_line",
+                "max_document",
+                "max_decompressed",
+                "max_ratio",
+                "max_diagnostics",
+            )
             if (value := getattr(args, limit)) is not None
         },
     }

@@ -222,6 +222,8 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     import msgspec
     import trio
 
+    from acp_client._diagnostics import DEFAULT_MAX_DIAGNOSTICS
+    from acp_client._framing import DEFAULT_MAX_LINE
     from acp_client._process import unwrapped as _unwrapped
     from acp_client.transport import (
         AgentError,
@@ -293,6 +295,8 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                 request_timeout=args.timeout,
                 unstable=tuple(args.unstable),
                 exit_timeout=_exit_grace(args.timeout),
+                max_line=args.max_line or DEFAULT_MAX_LINE,  # given, or the default
+                max_diagnostics=args.max_diagnostics or DEFAULT_MAX_DIAGNOSTICS,
             ) as agent,
             streaming(agent, stream),
         ):
