@@ -426,3 +426,38 @@ def test_a_fleet_summary_gives_a_link_to_nothing_its_error_row(tmp_path: Path) -
         ("log.jsonl", True),
         ("gone.jsonl", False),
     ]
+
+
+def test_folder_replay_reports_a_file_it_may_not_look_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `acp-client replay /` ended in a PermissionError traceback (exit 1): even root may not
+    # stat /proc/1/cwd, and Path.is_file lets EACCES through. Now it is one unreadable file.
+    from acp_client.cli import main
+
+    _log(tmp_path)
+    _log(tmp_path, "hidden-from-us.jsonl")
+    guarded = str(tmp_path / "hidden-from-us.jsonl")
+    real_stat = os.stat
+
+    def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(path) == guarded:
+            raise PermissionError(13, "Permission denied", guarded)
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    assert main(["replay", "--stats", "--json", str(tmp_path)]) == 3
+    out, err = capsys.readouterr()
+    assert f"cannot read {guarded}: Permission denied" in err
+    assert [json.loads(line)["file"] for line in out.splitlines()] == [str(tmp_path / "log.jsonl")]
+
+
+def test_folder_replay_reports_a_loop_of_links(tmp_path: Path) -> None:
+    _log(tmp_path)
+    (tmp_path / "a.jsonl").symlink_to(tmp_path / "b.jsonl")
+    (tmp_path / "b.jsonl").symlink_to(tmp_path / "a.jsonl")
+    out = cli("replay", "--stats", "--json", str(tmp_path))
+    assert out.returncode == 3
+    err = out.stderr.decode()
+    assert "a.jsonl: Too many levels of symbolic links" in err
+    assert len(out.stdout.splitlines()) == 1
