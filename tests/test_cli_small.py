@@ -461,3 +461,58 @@ def test_folder_replay_reports_a_loop_of_links(tmp_path: Path) -> None:
     err = out.stderr.decode()
     assert "a.jsonl: Too many levels of symbolic links" in err
     assert len(out.stdout.splitlines()) == 1
+
+
+# ------------------------------------------------- output that cannot be written (a full disk)
+
+_FULL = Path("/dev/full")
+_needs_full = pytest.mark.skipif(not _FULL.exists(), reason="needs /dev/full")
+
+
+def _to_full_disk(*args: str) -> subprocess.CompletedProcess[bytes]:
+    with _FULL.open("wb") as full:
+        return subprocess.run(
+            [sys.executable, "-m", "acp_client.cli", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
+
+
+@_needs_full
+@pytest.mark.parametrize("mode", [["--json"], [], ["--stats"]])
+def test_replay_to_a_full_disk_says_so_and_exits_1(mode: list[str]) -> None:
+    # It ended in an OSError traceback (ENOSPC from the last write or flush).
+    out = _to_full_disk("replay", *mode)
+    assert out.returncode == 1
+    assert out.stderr.decode().splitlines() == [
+        "acp-client replay: cannot write the output: [Errno 28] No space left on device"
+    ]
+
+
+@_needs_full
+def test_summarize_to_a_full_disk_says_so_and_exits_1(tmp_path: Path) -> None:
+    out = _to_full_disk("summarize", str(_log(tmp_path)))
+    assert out.returncode == 1
+    assert b"Traceback" not in out.stderr
+    assert b"cannot write the output: [Errno 28]" in out.stderr
+
+
+@_needs_full
+@pytest.mark.parametrize("mode", [["--json"], []])
+def test_run_to_a_full_disk_says_the_snapshot_is_cut_short_and_exits_1(mode: list[str]) -> None:
+    # `run --json > file` on a full disk ended with status 0 as if the terminal had closed.
+    from test_cli_run import TURN_STARTED
+
+    agent = TURN_STARTED + (
+        'update({"sessionUpdate": "agent_message_chunk", "messageId": "a1",'
+        ' "content": {"type": "text", "text": "hello"}})\n'
+        'update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})\n'
+        "while recv() is not None:\n    pass\n"
+    )
+    out = _to_full_disk("run", *mode, "--prompt", "hi", "--", sys.executable, "-c", agent)
+    assert out.returncode == 1, out.stderr.decode()
+    assert out.stderr.decode().splitlines()[-1] == (
+        "acp-client run: cannot write the final snapshot: [Errno 28] No space left on device"
+    )
