@@ -516,3 +516,29 @@ def test_run_to_a_full_disk_says_the_snapshot_is_cut_short_and_exits_1(mode: lis
     assert out.stderr.decode().splitlines()[-1] == (
         "acp-client run: cannot write the final snapshot: [Errno 28] No space left on device"
     )
+
+
+# ------------------------------------------- standard streams closed before the start (<&-)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell closes the descriptors")
+@pytest.mark.parametrize(
+    ("closed", "args", "status"),
+    [
+        ("<&-", ["replay", "-"], 0),  # an empty input: the empty-input warning
+        (">&-", ["replay", "--json"], 0),  # written nowhere, as into a pipe that is gone
+        ("2>&-", ["replay", "nonexistent.jsonl"], 3),
+        ("<&-", ["run", "--", sys.executable, "-c", "pass"], 2),  # no prompt on stdin
+    ],
+)
+def test_a_closed_standard_stream_is_no_traceback(
+    closed: str, args: list[str], status: int
+) -> None:
+    # Python sets sys.stdin (stdout, stderr) to None when its descriptor is closed: `replay -`
+    # and `run` ended in an AttributeError traceback, exit 1.
+    script = f'exec "$0" -m acp_client.cli "$@" {closed}'
+    out = subprocess.run(
+        ["sh", "-c", script, sys.executable, *args], capture_output=True, timeout=120, check=False
+    )
+    assert b"Traceback" not in out.stderr, out.stderr.decode()
+    assert out.returncode == status, out.stderr.decode()

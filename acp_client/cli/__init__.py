@@ -407,6 +407,7 @@ def _add_unstable(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``acp-client`` command; return its exit status."""
+    _fill_closed_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -462,6 +463,20 @@ FULL_ERRNOS = frozenset(
     getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG") if hasattr(errno, name)
 )
 """What writing to a file that can take no more fails with (a full disk, a quota, a size cap)."""
+
+
+def _fill_closed_streams() -> None:
+    """A standard stream closed before the start (``<&-``, ``>&-``) reads empty, writes nowhere.
+
+    Python leaves ``sys.stdin`` (and the others) ``None`` then; the null device takes the
+    lowest free descriptor, which is the closed one, so the agent started by ``run`` inherits
+    ordinary descriptors too.
+    """
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            with contextlib.suppress(OSError):
+                setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115
+
 
 #: What writing standard output may fail with, short of a closed pipe (handled apart).
 _OUTPUT_ERRNOS = FULL_ERRNOS | {errno.EIO}
