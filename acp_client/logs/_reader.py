@@ -27,6 +27,7 @@ from typing import Any, Literal, cast
 
 import msgspec
 
+from acp_client._arguments import checked_limit
 from acp_client._codec import decode_leniently as decode_line_leniently
 from acp_client._codec import decode_plain
 from acp_client._diagnostics import Diagnostic
@@ -58,6 +59,8 @@ from acp_client.logs._sides import make_side_table
 __all__ = ["DEFAULT_MAX_DOCUMENT", "LogReader"]
 
 DEFAULT_MAX_DOCUMENT = 32 * 1024 * 1024
+
+_LIMITS = ("max_line", "max_document", "max_decompressed", "max_ratio")
 """The largest log read whole as one JSON document (1.2: the Zed export), in bytes."""
 #: How much of a line over ``max_line`` its ``line-too-long`` diagnostic quotes (characters).
 LONG_LINE_CHARS = 80
@@ -73,8 +76,8 @@ def _check_options(
     format: str | None, perspective: str | None, direction: str | None, *limits: int
 ) -> None:
     """:class:`LogReader`'s options, checked (``ValueError`` names the wrong one)."""
-    if min(limits) < 1:
-        raise ValueError("the limits must be positive")
+    for name, value in zip(_LIMITS, limits, strict=True):
+        checked_limit(name, value, 1)
     if format is not None and format not in FORMATS:
         raise ValueError(f"unknown log format {format!r}; known: {', '.join(FORMATS)}")
     if perspective not in (None, "client", "agent"):
