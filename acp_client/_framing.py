@@ -82,7 +82,7 @@ class LineBuffer:
         """The held line ended by ``head`` (the bytes before a read's first newline)."""
         size = self._pending_size + len(head) + self._discarding
         if self._discarding:
-            line: bytes | LineTooLong = LineTooLong(size, self._discard_head)
+            line: bytes | LineTooLong = LineTooLong(size, self._head_with(head))
         elif size > self.max_line:
             line = LineTooLong(size, _head_of((*self._pending, head)))
         else:
@@ -94,9 +94,15 @@ class LineBuffer:
         self._discard_head = b""
         return line
 
+    def _head_with(self, more: bytes) -> bytes:
+        """The kept head of a line being skipped, with its next bytes (up to HEAD_KEPT)."""
+        head = self._discard_head
+        return head + more[: HEAD_KEPT - len(head)] if len(head) < HEAD_KEPT else head
+
     def _hold(self, rest: bytes) -> None:
         if self._discarding:
             self._discarding += len(rest)
+            self._discard_head = self._head_with(rest)
         elif self._pending_size + len(rest) > self.max_line:
             self._discarding = self._pending_size + len(rest)
             self._discard_head = _head_of((*self._pending, rest))

@@ -397,8 +397,13 @@ class Inbound:
             rid = error.request_id
             if rid in ctx.rpc.pending_in:
                 displace(ctx, rid, events)  # an answer to the id can only be this one's
-            # live, answered -32602 (1.8); in a log, the client's answer follows
-            ctx.mode.malformed_request(rid, raw["method"], error.code, error.message)
+            if ctx.sessions.live or len(ctx.rpc.pending_in) < self.max_pending:
+                # live, answered -32602 (1.8); in a log, the client's answer follows
+                ctx.mode.malformed_request(rid, raw["method"], error.code, error.message)
+            else:  # in a log, not waited for past max_pending, as a well-formed one
+                what = f"the agent's malformed request {rid!r} not taken"
+                limit = LimitExceeded("max_pending", self.max_pending, what)
+                notes.note("limit-reached", limit.message, "error")
         # A malformed response is never answered (1.2); the request it answers (when its id
         # is readable) ends failed, below.
         response = isinstance(raw, dict) and "method" not in raw and "id" in raw

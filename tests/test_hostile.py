@@ -222,6 +222,27 @@ def test_the_agents_pending_requests_stop_at_max_pending() -> None:
 
 
 @pytest.mark.parametrize("live", [True, False], ids=["live", "passive"])
+def test_malformed_requests_of_the_agents_stop_at_max_pending_too(live: bool) -> None:
+    # Found by the fuzzer at tiny limits: in a log, a request with malformed params waits
+    # for the client's answer, and it was taken past max_pending (any number of them).
+    conn = Connection(live=live, max_pending=2)
+    for rid in range(50):
+        conn.receive_data(
+            b'{"jsonrpc":"2.0","id":%d,"method":"session/request_permission","params":5}\n' % rid
+        )
+    assert len(conn._rpc.pending_in) <= 2
+    limited = [d.message for d in conn.diagnostics if d.code == "limit-reached"]
+    if live:  # each answered -32602 at once: none waits
+        assert limited == [] and not conn._rpc.pending_in
+        return
+    assert len(limited) == 48
+    assert (
+        limited[0]
+        == "the agent's malformed request 2 not taken: the limit max_pending=2 was reached"
+    )
+
+
+@pytest.mark.parametrize("live", [True, False], ids=["live", "passive"])
 def test_many_sessions_stay_within_the_limit_and_memory(live: bool) -> None:
     """1M sessions in a log ran out of memory (5 KB each): the count stops at the limit."""
     conn = Connection(live=live, max_sessions=50)
