@@ -284,6 +284,41 @@ def test_a_document_over_the_limit_ends_reading() -> None:
     assert not read_log(data).fatal  # within the default
 
 
+def _read_in(data: bytes, cuts: list[int], **limits: int) -> list[Any]:
+    reader = LogReader(**limits)  # type: ignore[arg-type]
+    items: list[Any] = []
+    start = 0
+    for cut in sorted(cuts):
+        items += reader.feed(data[start:cut])
+        start = max(start, cut)
+    return items + reader.feed(data[start:]) + reader.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    count=st.integers(1, 60),
+    broken=st.booleans(),
+    cuts=st.lists(st.integers(0, 8000), max_size=4),
+)
+def test_a_document_over_the_limit_ends_at_the_same_line_whatever_the_reads(
+    count: int, broken: bool, cuts: list[int]
+) -> None:
+    # Found by the fuzzer at tiny limits: the document took every line of the read that
+    # passed max_document, so its end (the diagnostic's line, the records read) depended
+    # on where the reads ended. JSON Lines with a broken first line (read as a document
+    # until the limit) read the same records too.
+    data = (
+        b'{"jsonrpc":"2.0","meth\n' + jl(INIT, *[UPDATE] * count) if broken else zed_export(count)
+    )
+    whole = _read_in(data, [], max_document=2048)
+    assert _read_in(data, cuts, max_document=2048) == whole
+    if not broken and len(data) > 2048:
+        (fatal,) = [i for i in whole if getattr(i, "code", None) == "document-too-large"]
+        lines = data.split(b"\n")
+        assert sum(len(x) + 1 for x in lines[: fatal.line - 1]) <= 2048
+        assert sum(len(x) + 1 for x in lines[: fatal.line]) > 2048  # the line that passed it
+
+
 def _peak_reading(data: bytes, **limits: int) -> int:
     tracemalloc.start()
     try:

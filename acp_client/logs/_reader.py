@@ -306,10 +306,7 @@ class LogReader:
         """A line over ``max_line``: skipped (never held), reported; resume after its LF."""
         self._lineno += 1
         self._nonblank = True
-        head = marker.head  # its first bytes only: the line itself was never held
-        start = excerpt(head, LONG_LINE_CHARS, longer=len(head) < marker.size)
-        message = f"a line of {marker.size:,} bytes, over max_line={self._bytes.max_line:,}"
-        message += f", starting {start}"
+        message = _too_long_message(marker, self._bytes.max_line)
         if self._mode != "document":
             self.error("line-too-long", self._lineno, f"{message}; skipped")
             return
@@ -440,12 +437,17 @@ class LogReader:
 
     def _collect(self, lines: list[bytes]) -> None:
         """Add lines to the document (1.2), within ``max_document`` (1.12)."""
-        self._document.extend(lines)
-        self._document_size += sum(map(len, lines)) + len(lines)
+        kept = _within(lines, self._max_document - self._document_size)
+        self._document.extend(lines[:kept])
+        self._document_size += sum(map(len, lines[:kept])) + kept
         if self._document_size <= self._max_document:
             return
+        # it ends at the line that passed the limit, whatever the reads; if it was JSON
+        # Lines after all, the lines after that one are read as lines
+        self._lineno -= len(rest := lines[kept:])
         if records_follow(self._document[1:]):
             self._reread_as_lines(self._take_document().split(b"\n"))
+            self._lines(rest)
             return
         self._read_document(cut=True)  # the records before the limit
         self._fail(
@@ -457,8 +459,7 @@ class LogReader:
 
     def _take_document(self) -> bytes:
         data = b"\n".join(self._document)
-        self._document = []
-        self._document_size = 0
+        self._document, self._document_size = [], 0
         return data
 
     def _read_document(self, *, cut: bool = False) -> None:
@@ -552,6 +553,24 @@ class LogReader:
         self._fatal = True
         self.push(Diagnostic(code=code, message=message, severity="error", line=line))
         raise _Fatal
+
+
+def _too_long_message(marker: LineTooLong, max_line: int) -> str:
+    """What a ``line-too-long`` diagnostic says: the size, the limit, the quoted start."""
+    head = marker.head  # its first bytes only: the line itself was never held
+    start = excerpt(head, LONG_LINE_CHARS, longer=len(head) < marker.size)
+    return f"a line of {marker.size:,} bytes, over max_line={max_line:,}, starting {start}"
+
+
+def _within(lines: list[bytes], room: int) -> int:
+    """How many of ``lines`` fit in ``room`` bytes (each with its LF), and the one past it."""
+    if sum(map(len, lines)) + len(lines) <= room:
+        return len(lines)
+    for index, raw in enumerate(lines):
+        room -= len(raw) + 1
+        if room < 0:
+            return index + 1
+    return len(lines)
 
 
 def _segments(lines: Lines) -> Iterator[list[bytes] | LineTooLong]:
