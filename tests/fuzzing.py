@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +27,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from acp_client import Connection
+from acp_client._diagnostics import DROPPED
 from acp_client._limits import entity_count
 
 EXAMPLES = int(os.environ.get("ACP_FUZZ_EXAMPLES", "40"))
@@ -42,6 +44,24 @@ FUZZ = settings(
 
 #: Small limits, so that the fuzzer reaches them with short inputs.
 LIMITS: dict[str, int] = {"max_batch": 8, "max_sessions": 4, "max_pending": 4, "max_entities": 12}
+
+#: Tiny limits (issue 26): every one is reached by inputs of a few hundred bytes.
+TINY: dict[str, int] = {
+    "max_line": 64,
+    "max_batch": 3,
+    "max_sessions": 2,
+    "max_entities": 5,
+    "max_pending": 2,
+    "max_diagnostics": 3,
+    "terminal_limit": 8,
+}
+#: The log reader's tiny limits (a document, gzip output) beside ``TINY``'s line.
+TINY_READER: dict[str, int] = {
+    "max_line": 64,
+    "max_document": 2048,
+    "max_decompressed": 4096,
+    "max_ratio": 2,
+}
 
 TRANSCRIPTS = sorted((Path(__file__).parent / "transcripts").glob("*.jsonl"))
 SAMPLES = sorted((Path(__file__).parent / "logs").glob("sample.*"))
@@ -212,3 +232,24 @@ def within_limits(conn: Connection, limits: dict[str, int]) -> None:
     for session in conn.sessions.values():
         # a tool call may name terminals it references (8): they come with it
         assert entity_count(session) <= limits["max_entities"] + len(session.terminals)
+
+
+def diagnostics_bounded(kept: list[Any], dropped: Counter[str], limit: int) -> Counter[str]:
+    """Check at most ``limit`` diagnostics of each code are kept, the rest counted.
+
+    One ``diagnostics-dropped`` per code past the limit (``dropped`` counts the rest);
+    returns every diagnostic seen, by code.
+    """
+    codes = Counter(d.code for d in kept if d.code != DROPPED)
+    assert all(count <= limit for count in codes.values()), codes
+    assert all(codes[code] == limit for code in dropped), (codes, dropped)
+    assert sum(d.code == DROPPED for d in kept) == len(dropped)
+    return codes + dropped
+
+
+def terminals_bounded(conn: Connection, limit: int) -> None:
+    """Every terminal shows at most ``limit`` bytes and holds at most twice that (+ 4 KiB)."""
+    for session in conn.sessions.values():
+        for terminal in session.terminals.values():
+            assert len(terminal.output) <= limit
+            assert len(terminal._buf) <= 2 * limit + 4096

@@ -20,6 +20,7 @@ properties:
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -27,12 +28,16 @@ from fuzzing import (
     FUZZ,
     LIMITS,
     SAMPLES,
+    TINY,
+    TINY_READER,
+    diagnostics_bounded,
     feed,
     hostile_bytes,
     mutated,
     mutated_transcript,
     outcome,
     splits,
+    terminals_bounded,
     watchdog,
     within_limits,
 )
@@ -146,3 +151,107 @@ def test_any_bytes_into_the_log_reader(fmt: str | None, data: bytes, cuts: list[
 def test_mutated_log_samples_into_the_log_reader(data: bytes, cuts: list[int]) -> None:
     """Every format's sample (gzip and the Zed document too), mutated."""
     _reader_properties(data, cuts, None)
+
+
+# -- tiny limits ---------------------------------------------------------------------------
+# Every limit at a few units (``fuzzing.TINY``): each is reached by short inputs, and what it
+# drops is counted. The properties above hold, and every count is within its limit.
+
+_UNBOUNDED_DIAGNOSTICS = {**TINY, "max_diagnostics": 1 << 30}
+
+
+def _tiny_core_properties(data: bytes, cuts: list[int], live: bool) -> None:
+    with watchdog():
+        whole, events = feed([data], live=live, **TINY)
+        within_limits(whole, TINY)
+        terminals_bounded(whole, TINY["terminal_limit"])
+        kept = whole.diagnostics
+        seen = diagnostics_bounded(kept, kept.dropped, TINY["max_diagnostics"])  # type: ignore[attr-defined]
+        # what was counted and not kept is exactly what an unbounded list keeps
+        every, every_events = feed([data], live=live, **_UNBOUNDED_DIAGNOSTICS)
+        assert Counter(d.code for d in every.diagnostics) == seen
+        assert [repr(e) for e in every_events] == [repr(e) for e in events]
+        expected = outcome(whole, events)
+        split, split_events = feed(splits(data, cuts), live=live, **TINY)
+        assert outcome(split, split_events) == expected
+        lines, line_events = feed(
+            splits(data, [i + 1 for i, b in enumerate(data) if b == 10]), live=live, **TINY
+        )
+        assert outcome(lines, line_events) == expected
+
+
+@pytest.mark.parametrize("live", [True, False], ids=["live", "passive"])
+@FUZZ
+@given(data=st.one_of(hostile_bytes(), mutated_transcript()), cuts=CUTS)
+def test_any_bytes_into_the_connection_at_tiny_limits(
+    live: bool, data: bytes, cuts: list[int]
+) -> None:
+    _tiny_core_properties(data, cuts, live)
+
+
+@pytest.mark.parametrize("live", [True, False], ids=["live", "passive"])
+@FUZZ
+@given(data=mutated_transcript(), cuts=CUTS)
+def test_mutated_transcripts_into_the_connection_at_tiny_limits_but_the_line(
+    live: bool, data: bytes, cuts: list[int]
+) -> None:
+    """As above with lines of any length: the other limits are reached by whole messages."""
+    limits = {**TINY, "max_line": 1 << 20}
+    with watchdog():
+        whole, events = feed([data], live=live, **limits)
+        within_limits(whole, limits)
+        terminals_bounded(whole, limits["terminal_limit"])
+        diagnostics_bounded(whole.diagnostics, whole.diagnostics.dropped, 3)  # type: ignore[attr-defined]
+        split, split_events = feed(splits(data, cuts), live=live, **limits)
+        assert outcome(split, split_events) == outcome(whole, events)
+
+
+def _tiny_reader_properties(data: bytes, cuts: list[int]) -> None:
+    with watchdog():
+        try:
+            whole = read_log(data, **TINY_READER)
+        except ACPError:
+            return
+        reader = LogReader(**TINY_READER)
+        items: list[Any] = []
+        for piece in splits(data, cuts):
+            items += reader.feed(piece)
+        items += reader.close()
+        assert _records([i for i in items if not isinstance(i, Diagnostic)]) == _records(
+            whole.records
+        )
+        assert _records([i for i in items if isinstance(i, Diagnostic)]) == _records(
+            whole.diagnostics
+        )
+        limits: dict[str, Any] = {
+            **TINY_READER,
+            "max_diagnostics": TINY["max_diagnostics"],
+            "terminal_limit": TINY["terminal_limit"],
+        }
+        try:
+            result = replay_log(data, **limits)
+        except ACPError:
+            return
+        kept = result.replayer.diagnostics
+        diagnostics_bounded(kept, kept.dropped, 3)  # type: ignore[attr-defined]
+        conn = result.replayer.connection
+        diagnostics_bounded(conn.diagnostics, conn.diagnostics.dropped, 3)  # type: ignore[attr-defined]
+        terminals_bounded(conn, TINY["terminal_limit"])
+        assert sum(result.dropped_diagnostics.values()) == sum(kept.dropped.values()) + sum(  # type: ignore[attr-defined]
+            conn.diagnostics.dropped.values()  # type: ignore[attr-defined]
+        )
+        again = replay_log(_Reads(splits(data, cuts)), **limits)
+        assert again.snapshot() == result.snapshot()
+
+
+@FUZZ
+@given(
+    data=st.one_of(
+        hostile_bytes(),
+        mutated_transcript(),
+        mutated(SAMPLES, ("delete", "insert", "flip", "cut"), most=4),
+    ),
+    cuts=CUTS,
+)
+def test_any_bytes_into_the_log_reader_at_tiny_limits(data: bytes, cuts: list[int]) -> None:
+    _tiny_reader_properties(data, cuts)
