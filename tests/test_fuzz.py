@@ -51,17 +51,21 @@ from acp_client.logs import FORMATS, LogReader, read_log
 CUTS = st.lists(st.integers(0, 1 << 20), max_size=12)
 
 
-def _core_properties(data: bytes, cuts: list[int], live: bool) -> None:
+def _core_properties(
+    data: bytes, cuts: list[int], live: bool, limits: dict[str, int] = LIMITS
+) -> tuple[Any, list[Any]]:
+    """Check the connection's properties; return it and its events (the whole read)."""
     with watchdog():
-        whole, events = feed([data], live=live, **LIMITS)
-        within_limits(whole, LIMITS)
+        whole, events = feed([data], live=live, **limits)
+        within_limits(whole, limits)
         expected = outcome(whole, events)
-        split, split_events = feed(splits(data, cuts), live=live, **LIMITS)
+        split, split_events = feed(splits(data, cuts), live=live, **limits)
         assert outcome(split, split_events) == expected
         lines, line_events = feed(
-            splits(data, [i + 1 for i, b in enumerate(data) if b == 10]), live=live, **LIMITS
+            splits(data, [i + 1 for i, b in enumerate(data) if b == 10]), live=live, **limits
         )
         assert outcome(lines, line_events) == expected
+    return whole, events
 
 
 @pytest.mark.parametrize("live", [True, False], ids=["live", "passive"])
@@ -161,23 +165,15 @@ _UNBOUNDED_DIAGNOSTICS = {**TINY, "max_diagnostics": 1 << 30}
 
 
 def _tiny_core_properties(data: bytes, cuts: list[int], live: bool) -> None:
+    whole, events = _core_properties(data, cuts, live, TINY)
     with watchdog():
-        whole, events = feed([data], live=live, **TINY)
-        within_limits(whole, TINY)
         terminals_bounded(whole, TINY["terminal_limit"])
         kept = whole.diagnostics
-        seen = diagnostics_bounded(kept, kept.dropped, TINY["max_diagnostics"])  # type: ignore[attr-defined]
+        seen = diagnostics_bounded(kept, kept.dropped, TINY["max_diagnostics"])
         # what was counted and not kept is exactly what an unbounded list keeps
         every, every_events = feed([data], live=live, **_UNBOUNDED_DIAGNOSTICS)
         assert Counter(d.code for d in every.diagnostics) == seen
         assert [repr(e) for e in every_events] == [repr(e) for e in events]
-        expected = outcome(whole, events)
-        split, split_events = feed(splits(data, cuts), live=live, **TINY)
-        assert outcome(split, split_events) == expected
-        lines, line_events = feed(
-            splits(data, [i + 1 for i, b in enumerate(data) if b == 10]), live=live, **TINY
-        )
-        assert outcome(lines, line_events) == expected
 
 
 @pytest.mark.parametrize("live", [True, False], ids=["live", "passive"])
@@ -197,13 +193,9 @@ def test_mutated_transcripts_into_the_connection_at_tiny_limits_but_the_line(
 ) -> None:
     """As above with lines of any length: the other limits are reached by whole messages."""
     limits = {**TINY, "max_line": 1 << 20}
-    with watchdog():
-        whole, events = feed([data], live=live, **limits)
-        within_limits(whole, limits)
-        terminals_bounded(whole, limits["terminal_limit"])
-        diagnostics_bounded(whole.diagnostics, whole.diagnostics.dropped, 3)  # type: ignore[attr-defined]
-        split, split_events = feed(splits(data, cuts), live=live, **limits)
-        assert outcome(split, split_events) == outcome(whole, events)
+    whole, _ = _core_properties(data, cuts, live, limits)
+    terminals_bounded(whole, limits["terminal_limit"])
+    diagnostics_bounded(whole.diagnostics, whole.diagnostics.dropped, 3)
 
 
 def _tiny_reader_properties(data: bytes, cuts: list[int]) -> None:
@@ -233,12 +225,12 @@ def _tiny_reader_properties(data: bytes, cuts: list[int]) -> None:
         except ACPError:
             return
         kept = result.replayer.diagnostics
-        diagnostics_bounded(kept, kept.dropped, 3)  # type: ignore[attr-defined]
+        diagnostics_bounded(kept, kept.dropped, 3)
         conn = result.replayer.connection
-        diagnostics_bounded(conn.diagnostics, conn.diagnostics.dropped, 3)  # type: ignore[attr-defined]
+        diagnostics_bounded(conn.diagnostics, conn.diagnostics.dropped, 3)
         terminals_bounded(conn, TINY["terminal_limit"])
-        assert sum(result.dropped_diagnostics.values()) == sum(kept.dropped.values()) + sum(  # type: ignore[attr-defined]
-            conn.diagnostics.dropped.values()  # type: ignore[attr-defined]
+        assert sum(result.dropped_diagnostics.values()) == sum(kept.dropped.values()) + sum(
+            conn.diagnostics.dropped.values()
         )
         again = replay_log(_Reads(splits(data, cuts)), **limits)
         assert again.snapshot() == result.snapshot()

@@ -44,6 +44,16 @@ class Endless:
         return self.block
 
 
+def _read_in(data: bytes, cuts: list[int], **limits: int) -> list[Any]:
+    reader = LogReader(**limits)  # type: ignore[arg-type]
+    items: list[Any] = []
+    start = 0
+    for cut in sorted(cuts):
+        items += reader.feed(data[start:cut])
+        start = max(start, cut)
+    return items + reader.feed(data[start:]) + reader.close()
+
+
 # -- the longest line --------------------------------------------------------------------
 
 
@@ -83,13 +93,7 @@ def test_the_quoted_start_of_a_long_line_is_the_same_whatever_the_reads(
     # whatever the reads (the reader kept the first bytes when it started skipping).
     line = (head + b"z" * size).replace(b"\n", b" ")
     data = jl(INIT) + line + b"\n"
-    reader = LogReader(max_line=96)  # the first line (85 bytes) is within it
-    items: list[Any] = []
-    start = 0
-    for cut in sorted(cuts):
-        items += reader.feed(data[start : start + cut])
-        start += cut
-    items += reader.feed(data[start:]) + reader.close()
+    items = _read_in(data, cuts, max_line=96)  # the first line (85 bytes) is within it
     too_long = [i for i in items if getattr(i, "code", None) == "line-too-long"]
     if len(line) <= 96:
         assert too_long == []
@@ -282,16 +286,6 @@ def test_a_document_over_the_limit_ends_reading() -> None:
     assert "max_document=20,000" in result.diagnostics[0].message
     assert 0 < len(result.records) < 2000  # those before the limit
     assert not read_log(data).fatal  # within the default
-
-
-def _read_in(data: bytes, cuts: list[int], **limits: int) -> list[Any]:
-    reader = LogReader(**limits)  # type: ignore[arg-type]
-    items: list[Any] = []
-    start = 0
-    for cut in sorted(cuts):
-        items += reader.feed(data[start:cut])
-        start = max(start, cut)
-    return items + reader.feed(data[start:]) + reader.close()
 
 
 @settings(max_examples=40, deadline=None)
