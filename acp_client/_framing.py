@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DEFAULT_MAX_LINE", "LineBuffer", "LineTooLong", "excerpt", "head_text"]
+__all__ = [
+    "DEFAULT_MAX_LINE",
+    "LineBuffer",
+    "LineTooLong",
+    "excerpt",
+    "head_text",
+    "quoted_start",
+]
 
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
 
@@ -157,6 +164,16 @@ def excerpt(line: bytes, chars: int = EXCERPT_CHARS, *, longer: bool = False) ->
     text = line.decode("utf-8", "replace")
     quoted = json.dumps(text[:chars]).replace("\x7f", "\\u007f")
     return quoted + ("…" if longer or len(text) > chars else "")
+
+
+#: How much of a line over the limit its ``line-too-long`` diagnostic quotes (characters).
+LONG_LINE_CHARS = 80
+
+
+def quoted_start(marker: LineTooLong) -> str:
+    """The start of a line over the limit for its diagnostic (:func:`excerpt` of its head)."""
+    head = marker.head  # its first bytes only: the line itself was never held
+    return excerpt(head, LONG_LINE_CHARS, longer=len(head) < marker.size)
 
 
 def _head_of(pieces: tuple[bytes, ...]) -> bytes:

@@ -35,7 +35,7 @@ from ._errors import (
     RemoteProtocolError,
     detached,
 )
-from ._framing import LineBuffer, LineTooLong, excerpt
+from ._framing import HEAD_KEPT, LineBuffer, LineTooLong, excerpt, quoted_start
 from ._limits import entity_count
 from ._methods import dispatch, request_sent, response_received
 from ._session import Session, runs_of
@@ -198,7 +198,7 @@ class Inbound:
         events: Events = []
         self.agent_lines += 1
         if len(line) > self.lines.max_line:
-            self.line_too_long(LineTooLong(len(line)), events)
+            self.line_too_long(LineTooLong(len(line), line[:HEAD_KEPT]), events)
         elif line.strip():
             self._receive_line(line, events)
         return events
@@ -216,7 +216,8 @@ class Inbound:
             f"line of {marker.size} bytes exceeds the limit of {self.lines.max_line}",
             code=INVALID_REQUEST,
         )
-        self._ctx.notes.note("line-too-long", error.message, "error")
+        text = f"{error.message}, starting {quoted_start(marker)}"
+        self._ctx.notes.note("line-too-long", text, "error")
         events.append(ev.InvalidMessageReceived(error=error))
 
     def _receive_line(self, line: bytes, events: Events) -> None:

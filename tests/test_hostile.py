@@ -9,6 +9,7 @@ three crafted lines meant, and the limits an embedder sets.
 from __future__ import annotations
 
 import gc
+import json
 import tracemalloc
 from collections.abc import Callable
 
@@ -219,6 +220,24 @@ def test_the_agents_pending_requests_stop_at_max_pending() -> None:
     conn.data_to_send()
     (event,) = conn.receive_data(b'{"jsonrpc":"2.0","id":5,"method":"x/y"}\n')
     assert type(event).__name__ == "AgentRequestReceived"
+
+
+@pytest.mark.parametrize("reads", [1, 7], ids=["one-read", "split"])
+def test_a_line_over_max_line_is_quoted_by_its_start_escaped(reads: int) -> None:
+    # Issue 26: the diagnostic gave only the size; its start (kept in LineTooLong.head) is
+    # quoted now, as a JSON string, so that no control character of it reaches a terminal.
+    line = b'{"x":"\x1b]0;pwned\x07\x9b' + b"y" * 500 + b'"}\n'
+    conn = Connection(max_line=100)
+    size = -(-len(line) // reads)
+    for start in range(0, len(line), size):
+        conn.receive_data(line[start : start + size])
+    (diagnostic,) = conn.diagnostics
+    assert diagnostic.code == "line-too-long"
+    start = json.dumps(line.decode("utf-8", "replace")[:80])
+    assert diagnostic.message == (
+        f"line of {len(line) - 1} bytes exceeds the limit of 100, starting {start}…"
+    )
+    assert not any(ord(c) < 32 or 127 <= ord(c) <= 159 for c in diagnostic.message)
 
 
 @pytest.mark.parametrize("live", [True, False], ids=["live", "passive"])

@@ -31,7 +31,7 @@ from acp_client._arguments import checked_limit
 from acp_client._codec import decode_leniently as decode_line_leniently
 from acp_client._codec import decode_plain
 from acp_client._diagnostics import Diagnostic
-from acp_client._framing import DEFAULT_MAX_LINE, LineTooLong, excerpt
+from acp_client._framing import DEFAULT_MAX_LINE, LineTooLong, quoted_start
 from acp_client.logs._document import (
     DocumentError,
     iter_document,
@@ -62,8 +62,6 @@ DEFAULT_MAX_DOCUMENT = 32 * 1024 * 1024
 
 _LIMITS = ("max_line", "max_document", "max_decompressed", "max_ratio")
 """The largest log read whole as one JSON document (1.2: the Zed export), in bytes."""
-#: How much of a line over ``max_line`` its ``line-too-long`` diagnostic quotes (characters).
-LONG_LINE_CHARS = 80
 #: A line that does not decode: bad JSON, or nested deeper than the decoder's recursion limit.
 _UNDECODABLE = (msgspec.DecodeError, RecursionError)
 
@@ -557,8 +555,7 @@ class LogReader:
 
 def _too_long_message(marker: LineTooLong, max_line: int) -> str:
     """What a ``line-too-long`` diagnostic says: the size, the limit, the quoted start."""
-    head = marker.head  # its first bytes only: the line itself was never held
-    start = excerpt(head, LONG_LINE_CHARS, longer=len(head) < marker.size)
+    start = quoted_start(marker)
     return f"a line of {marker.size:,} bytes, over max_line={max_line:,}, starting {start}"
 
 
