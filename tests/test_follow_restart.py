@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fuzzing import watchdog
 from helpers import handshake_lines, line
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,7 +27,10 @@ OPENING = b"".join(line(m) for m in handshake_lines("s")).decode()  # decides v2
 
 
 class Stopper:
-    """A stopper that never sleeps; it counts the waits (the polls that found nothing)."""
+    """A stopper that never sleeps; it counts the waits (the polls that found nothing).
+
+    A descriptor it is given to wait on is polled without waiting (a FIFO's).
+    """
 
     signal: int | None = None
 
@@ -33,6 +38,8 @@ class Stopper:
         self.waits = 0
 
     def wait(self, seconds: float, fd: int | None = None) -> bool:
+        if fd is not None and select.select([fd], [], [], 0)[0]:
+            return True  # readable: no wait
         self.waits += 1
         return False
 
@@ -191,6 +198,28 @@ def test_a_file_deleted_and_created_again_is_read_again(tmp_path: Path) -> None:
     assert f"replaced by a new file after line {warning.line} ({len(read):,} bytes" in (
         warning.message
     )
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_a_fifo_is_followed_across_its_writers(tmp_path: Path) -> None:
+    # A FIFO has no size: it was taken for a truncated file once its writer closed (then
+    # seeking it failed with ESPIPE, a traceback). Each writer's records are read, in order.
+    # (It also waited for ever to open the FIFO again when its writer had gone.)
+    log = tmp_path / "log.fifo"
+    os.mkfifo(log)
+    with watchdog(30):  # a hang fails, never blocks the suite
+        follow = follower(log)  # no writer yet: opened at once
+        first = os.open(log, os.O_WRONLY)
+        os.write(first, (OPENING + lines(0, 2)).encode())
+        os.close(first)  # the writer goes: the FIFO reads empty, and nothing more
+        drain(follow)
+        drain(follow)
+        second = os.open(log, os.O_WRONLY)
+        os.write(second, lines(2, 2).encode())
+        os.close(second)
+        drain(follow)
+    assert texts(follow) == [f"r{n} " for n in range(4)]
+    assert warnings(follow) == []
 
 
 def test_an_idle_follower_does_not_rebuild_the_view(tmp_path: Path) -> None:

@@ -110,7 +110,7 @@ class _Input:
         told = False
         while True:
             try:
-                self._fd = os.open(self.path, os.O_RDONLY)
+                self._fd = self._open()
             except FileNotFoundError:
                 if not told:
                     _say(f"waiting for {_safe(self.path)} to appear (Ctrl-C to stop)")
@@ -136,6 +136,8 @@ class _Input:
             data = os.read(self._fd, _BLOCK)
             self.ended = not data
             return data
+        if not self._regular and not self._stopper.wait(wait, self._fd):
+            return b""  # a FIFO with nothing to read: waited for, as standard input is
         if self._regular and self._offset:
             self.restarted = self._rewritten()
             if self.restarted is not None:
@@ -148,6 +150,14 @@ class _Input:
         if self.restarted is None:
             self._stopper.wait(wait)
         return data
+
+    def _open(self) -> int:
+        """Open the path to read; a FIFO without a writer is opened at once, not waited on."""
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(self.path, flags)
+        if flags != os.O_RDONLY:
+            os.set_blocking(fd, True)  # a read waits again (after select says it may not)
+        return fd
 
     def _took(self, data: bytes) -> None:
         """Keep the fingerprint of what was read: its first and its last bytes."""
@@ -169,6 +179,7 @@ class _Input:
             how = "rewritten"
         else:
             how = "truncated"
+        os.lseek(fd, 0, os.SEEK_SET)
         self._restart(fd)
         return how
 
@@ -177,21 +188,19 @@ class _Input:
         assert self._fd is not None
         try:
             named = os.stat(self.path)
-            fd = os.open(self.path, os.O_RDONLY)
+            held = os.fstat(self._fd)
+            if (named.st_ino, named.st_dev) == (held.st_ino, held.st_dev):
+                return None
+            fd = self._open()
         except OSError:
             return None  # deleted (or not readable now): wait for it to come back
-        held = os.fstat(self._fd)
-        if (named.st_ino, named.st_dev) == (held.st_ino, held.st_dev):
-            os.close(fd)
-            return None
         os.close(self._fd)
         self._regular = stat.S_ISREG(os.fstat(fd).st_mode)
         self._restart(fd)
         return "replaced"
 
     def _restart(self, fd: int) -> None:
-        """Read ``fd`` from its start (the bytes read before are counted)."""
-        os.lseek(fd, 0, os.SEEK_SET)
+        """Read ``fd`` (at its start) from now on; the bytes read before are counted."""
         self._fd = fd
         self.bytes_before, self._offset = self._offset, 0
         self._head = self._tail = b""
