@@ -151,6 +151,28 @@ def test_endless_input_after_records_keeps_them() -> None:
     assert where(result) == [("runaway-line", 3)] and result.fatal
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    size=st.integers(1000, 3000),
+    gz=st.booleans(),
+    cuts=st.lists(st.integers(0, 4000), max_size=4),
+)
+def test_whether_a_line_runs_away_does_not_depend_on_the_reads(
+    size: int, gz: bool, cuts: list[int]
+) -> None:
+    # Found by the fuzzer at tiny limits: a line past 16 times max_line that does end with
+    # an LF was a runaway line when its LF came in a later read, and only too long (reading
+    # went on) when it came in the same one; the message counted the bytes of the reads.
+    data = jl(INIT) + b"x" * size + b"\n" + jl(INIT_OK)
+    if gz:
+        data = gzip.compress(data)
+    whole = _read_in(data, [], max_line=100)
+    assert _read_in(data, cuts, max_line=100) == whole
+    codes = [(i.code, i.line) for i in whole if getattr(i, "code", None)]
+    assert codes == ([("runaway-line", 2)] if size > 1600 else [("line-too-long", 2)])
+    assert len(whole) == 2 if size > 1600 else 4  # the records before it, or all of them
+
+
 def test_a_runaway_line_in_gzip_input_keeps_the_records_before_it() -> None:
     data = gzip.compress(jl(*[INIT] * 50) + b"x" * 100_000)
     result = read_log(data, max_line=1000)

@@ -8,9 +8,10 @@ consumer treats it as whitespace), nothing else ends a line.
 
 The limits (LOG-FORMATS.md 1.12): a line over ``max_line`` bytes is never held: its bytes are
 counted and dropped and a :class:`~acp_client._framing.LineTooLong` marker takes its place;
-one still without LF after :data:`RUNAWAY_FACTOR` times ``max_line`` (``/dev/zero``) ends
-reading (``runaway-line``); gzip output past the larger of ``max_decompressed`` and
-``max_ratio`` times the compressed bytes read ends reading (``decompressed-too-large``).
+one without LF in :data:`RUNAWAY_FACTOR` times ``max_line`` (``/dev/zero``) ends reading
+(``runaway-line``), whether its LF comes later or never; gzip output past the larger of
+``max_decompressed`` and ``max_ratio`` times the compressed bytes read ends reading
+(``decompressed-too-large``).
 """
 
 from __future__ import annotations
@@ -237,12 +238,22 @@ class ByteLines:
         # only then can a line pass the limit: a marker may come
         self.may_hold_markers = len(data) + buffer.buffered > buffer.max_line
         lines = buffer.feed(data)
+        if self.may_hold_markers:
+            # A line past the runaway length ends reading whether its LF came in this piece
+            # or not: where the pieces end never decides it (issue 26).
+            for index, line in enumerate(lines):
+                if type(line) is LineTooLong and line.size > self._runaway:
+                    self._run_away(lines[:index])
         if buffer.buffered > self._runaway:
-            self.salvage = lines
-            self.salvage_last = None
-            raise InputFatal(
-                "runaway-line",
-                f"no line break in {buffer.buffered:,} bytes ({RUNAWAY_FACTOR} times "
-                f"max_line={buffer.max_line:,}): not a log of lines; reading stops",
-            )
+            self._run_away(lines)
         return lines
+
+    def _run_away(self, before: Lines) -> None:
+        """A line has no LF in :data:`RUNAWAY_FACTOR` times ``max_line``: reading ends."""
+        self.salvage = before
+        self.salvage_last = None
+        raise InputFatal(
+            "runaway-line",
+            f"no line break in {self._runaway:,} bytes ({RUNAWAY_FACTOR} times "
+            f"max_line={self._lines.max_line:,}): not a log of lines; reading stops",
+        )
