@@ -151,6 +151,7 @@ class Registry:
     """Every session of the connection, by id, in first-seen order."""
 
     __slots__ = (
+        "block_limit",
         "by_id",
         "forest",
         "live",
@@ -170,11 +171,13 @@ class Registry:
         unstable: frozenset[str] = frozenset(),
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         max_entities: int = DEFAULT_MAX_ENTITIES,
+        block_limit: int | None = None,
     ) -> None:
         self.by_id: dict[str, Session] = {}
         self.notes = notes
         self.offer = offer
         self.terminal_limit = terminal_limit
+        self.block_limit = block_limit
         self.max_sessions = max_sessions
         self.max_entities = max_entities
         self.unstable = unstable
@@ -200,6 +203,7 @@ class Registry:
             session = Session(
                 session_id,
                 terminal_limit=self.terminal_limit,
+                block_limit=self.block_limit,
                 diagnostics=self.notes.diagnostics,
                 unstable=self.unstable,
             )
@@ -239,6 +243,7 @@ class Context:
         mode: Callable[[Context], Passive],
         *,
         terminal_limit: int | None,
+        block_limit: int | None = None,
         extension_methods: Collection[str],
         unstable: Collection[str] = (),
         max_sessions: int = DEFAULT_MAX_SESSIONS,
@@ -254,6 +259,7 @@ class Context:
             frozenset(unstable),
             max_sessions=max_sessions,
             max_entities=max_entities,
+            block_limit=block_limit,
         )
         self.rpc = Rpc()
         self.prompts: dict[int | str, PromptState] = {}

@@ -30,7 +30,15 @@ __all__ = ["FORMAT", "entry_snapshot", "load_session", "session_snapshot"]
 
 # ------------------------------------------------------------------------- loading
 
-_ENTRY_KEYS = {"entry", "excludedFromContext"}
+_ENTRY_KEYS = {"entry", "excludedFromContext", "truncatedBlocks"}
+
+
+def _dropped_blocks(data: dict[str, Any]) -> int:
+    """An entry's ``truncatedBlocks``: 0 when absent (issue 26)."""
+    count = data.get("truncatedBlocks", 0)
+    if type(count) is not int or count < 0:
+        raise ValueError("truncatedBlocks: expected a whole number, 0 or more")
+    return count
 
 
 def _load_entry(session: Session, data: dict[str, Any]) -> TimelineEntry:
@@ -58,6 +66,7 @@ def _load_entry(session: Session, data: dict[str, Any]) -> TimelineEntry:
     else:
         raise ValueError(f"unknown timeline entry {kind!r}")
     entry.excluded = bool(data.get("excludedFromContext"))
+    restore_truncated(entry, _dropped_blocks(data))
     return entry
 
 
@@ -102,11 +111,15 @@ def load_session(
     data: dict[str, Any],
     *,
     terminal_limit: int | None = None,
+    block_limit: int | None = None,
     unstable: Collection[str] = (),
     diagnostics: list[Diagnostic] | None = None,
 ) -> Session:
     """Rebuild a live session from its SESSION snapshot object.
 
+    ``terminal_limit`` and ``block_limit``: the rebuilt session's retention limits (as
+    ``Session``'s); the counts of what they dropped (``truncatedBytes``,
+    ``truncatedBlocks``) come back with the entities.
     ``unstable``: the opt-in features the rebuilt session applies from then on (as
     ``Session``'s); the snapshot's own opt-in keys are loaded back either way.
     ``diagnostics``: the list the rebuilt session appends its diagnostics to (as
@@ -120,7 +133,8 @@ def load_session(
     sink = diagnostics if diagnostics is not None else []
     start = len(sink)
     try:
-        return _load(data, terminal_limit, where, frozenset(unstable), sink)
+        limits = (terminal_limit, block_limit)
+        return _load(data, limits, where, frozenset(unstable), sink)
     except (
         KeyError,
         TypeError,
@@ -139,7 +153,7 @@ def load_session(
 
 def _load(
     data: dict[str, Any],
-    terminal_limit: int | None,
+    limits: tuple[int | None, int | None],
     where: list[str],
     unstable: frozenset[str],
     diagnostics: list[Diagnostic],
@@ -150,7 +164,8 @@ def _load(
     session = Session(
         data["sessionId"],
         announced=bool(data.get("announced")),
-        terminal_limit=terminal_limit,
+        terminal_limit=limits[0],
+        block_limit=limits[1],
         unstable=unstable,
         diagnostics=diagnostics,
     )
