@@ -1,4 +1,4 @@
-"""The retention limits of one session's entities: content blocks and terminal bytes (issue 26).
+"""The retention limits of one session's entities: content blocks and terminal bytes (R93, 8.5).
 
 Owns what a limit does once an update went past it: :func:`trim` keeps the last
 ``block_limit`` items of a message's content, a tool call's content or a compaction's

@@ -1,4 +1,4 @@
-"""The retention limit of content blocks per entity: ``block_limit`` (issue 26).
+"""The retention limit of content blocks per entity: ``block_limit`` (issue 26; R93, 4.6).
 
 Every chunk of a message is its own block (adjacent text blocks are never merged), so
 nothing but this limit bounds what one long message holds. With ``block_limit=L`` each
