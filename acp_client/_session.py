@@ -35,6 +35,7 @@ from msgspec.structs import replace
 
 from . import _events as ev
 from . import _schema as s
+from ._arguments import checked_optional_limit
 from ._diagnostics import Diagnostic, Severity
 from ._entities import (
     ListView,
@@ -151,7 +152,7 @@ class Session(StoresView):
         self._reopening = False
         self.protocol_version: int | None = None
         self.terminal_limit = terminal_limit
-        self.block_limit = block_limit
+        self.block_limit = block_limit = checked_optional_limit("block_limit", block_limit)
         self.diagnostics: list[Diagnostic] = diagnostics if diagnostics is not None else []
         self.line: int | None = None
         self.available_commands: list[Any] | None = None
