@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +34,13 @@ from helpers import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_cli import run_cli as _cli
 from test_replay_lane import _both, _Pieces, mixed_exchanges
-from test_view import _runs, assert_view_is_the_snapshot
+from test_view import _runs, fold_every_read
 
 from acp_client import Connection, MessageState, Session, load_session, replay_log
 from acp_client.cli import RUN_BLOCK_LIMIT
 from acp_client.testing.strategies import byte_stream_splits, conversations
-from acp_client.view import ConversationView
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _ENC = msgspec.json.Encoder()
@@ -503,16 +501,7 @@ def test_a_replay_under_a_limit_is_the_same_in_the_lane_and_record_by_record(
 def test_e8_a_view_equals_the_snapshot_after_every_read_under_a_block_limit(
     exchange: list[tuple[str, Any]], limit: int, data: st.DataObject
 ) -> None:
-    conn = Connection(live=False, block_limit=limit)
-    view = ConversationView(conn)
-    for direction, item in _runs(exchange):
-        if direction == "outgoing":
-            view.apply_all(conn.receive_message(item, "outgoing"))
-            assert_view_is_the_snapshot(conn, view)
-            continue
-        for read in data.draw(byte_stream_splits(item)):
-            view.apply_all(conn.receive_data(read))
-            assert_view_is_the_snapshot(conn, view)
+    fold_every_read(Connection(live=False, block_limit=limit), exchange, data)
 
 
 # --------------------------------------------------------------- snapshot and restore
@@ -589,16 +578,6 @@ def test_a_message_of_200000_chunks_keeps_1000_blocks(how: str) -> None:
 
 
 # ----------------------------------------------------------------- command line, views
-
-
-def _cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "acp_client.cli", *args],
-        input=stdin,
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def _mixed_log(tmp_path: Path) -> Path:
