@@ -41,8 +41,7 @@ def _one_message(run: list[Any]) -> bool:
 def _first_drop(tl: Timeline, role: Role, run: list[Any]) -> bool:
     """Whether the run makes its message drop blocks for the first time (a diagnostic)."""
     limit = tl.block_limit
-    if limit is None:
-        return False
+    assert limit is not None
     msg = tl.messages[role].get(run[0].message_id)
     if msg is None:
         return len(run) > limit
@@ -76,7 +75,8 @@ def apply_run(
                         pos += n
                         continue
                 elif lines is None or (
-                    _one_message(run) and not _first_drop(tl, _RUN_ROLES[cls], run)
+                    _one_message(run)
+                    and (tl.block_limit is None or not _first_drop(tl, _RUN_ROLES[cls], run))
                 ):
                     up.message_run(_RUN_ROLES[cls], run, events)
                     pos += n
