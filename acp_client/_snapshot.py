@@ -10,6 +10,7 @@ the foreground), never its private attributes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from typing import Any
 
@@ -41,13 +42,20 @@ def _dropped_blocks(data: dict[str, Any]) -> int:
     return count
 
 
+_MESSAGE_TAGS = {"user": "user_message", "agent": "agent_message", "thought": "agent_thought"}
+#: What the writer writes as a terminal's ``output`` (RFC 4648 base64 with padding).
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+
+
 def _load_entry(session: Session, data: dict[str, Any]) -> TimelineEntry:
     kind = data.get("entry")
     body = {k: v for k, v in data.items() if k not in _ENTRY_KEYS}
     entry: TimelineEntry
     if kind == "message":
         role = body.pop("role", "agent")
-        tag = {"user": "user_message", "agent": "agent_message", "thought": "agent_thought"}[role]
+        tag = _MESSAGE_TAGS.get(role) if isinstance(role, str) else None
+        if tag is None:
+            raise ValueError(f"role: expected 'user', 'agent' or 'thought', not {role!r}")
         update = convert({**body, "sessionUpdate": tag}, s.SessionUpdate)
         session.apply(update)
         entry = session.messages(role)[body["messageId"]]
@@ -177,7 +185,11 @@ def _load(
     for i, item in enumerate(data.get("terminals", [])):
         where[0] = f"terminals[{i}]"
         body = {k: v for k, v in item.items() if k not in ("output", "truncatedBytes")}
-        body["output"] = {"data": item.get("output", "")}
+        output = item.get("output", "")
+        if not isinstance(output, str) or not _BASE64.fullmatch(output):
+            # a terminal update would decode it leniently, with a diagnostic the load drops
+            raise ValueError("output: expected standard base64 with padding")
+        body["output"] = {"data": output}
         session.apply(convert({**body, "sessionUpdate": "terminal_update"}, s.SessionUpdate))
         restore_truncated(tl.terminals[item["terminalId"]], int(item.get("truncatedBytes", 0)))
     where[0] = "timeline"
