@@ -43,7 +43,13 @@ FUZZ = settings(
 )
 
 #: Small limits, so that the fuzzer reaches them with short inputs.
-LIMITS: dict[str, int] = {"max_batch": 8, "max_sessions": 4, "max_pending": 4, "max_entities": 12}
+LIMITS: dict[str, int] = {
+    "max_batch": 8,
+    "max_sessions": 4,
+    "max_pending": 4,
+    "max_entities": 12,
+    "block_limit": 3,
+}
 
 #: Tiny limits (issue 26): every one is reached by inputs of a few hundred bytes.
 TINY: dict[str, int] = {
@@ -54,6 +60,7 @@ TINY: dict[str, int] = {
     "max_pending": 2,
     "max_diagnostics": 3,
     "terminal_limit": 8,
+    "block_limit": 2,
 }
 #: The log reader's tiny limits (a document, gzip output) beside ``TINY``'s line.
 TINY_READER: dict[str, int] = {
@@ -232,6 +239,10 @@ def within_limits(conn: Connection, limits: dict[str, int]) -> None:
     for session in conn.sessions.values():
         # a tool call may name terminals it references (8): they come with it
         assert entity_count(session) <= limits["max_entities"] + len(session.terminals)
+        if "block_limit" in limits:  # each entry keeps its last blocks only (R93)
+            for entry in [*session.timeline, *session.unretained]:
+                held = entry.summary if hasattr(entry, "summary") else entry.content
+                assert len(held) <= limits["block_limit"]
 
 
 def diagnostics_bounded(kept: list[Any], dropped: Counter[str], limit: int) -> Counter[str]:

@@ -219,6 +219,7 @@ def _tiny_reader_properties(data: bytes, cuts: list[int]) -> None:
             **TINY_READER,
             "max_diagnostics": TINY["max_diagnostics"],
             "terminal_limit": TINY["terminal_limit"],
+            "block_limit": TINY["block_limit"],
         }
         try:
             result = replay_log(data, **limits)
@@ -229,6 +230,8 @@ def _tiny_reader_properties(data: bytes, cuts: list[int]) -> None:
         conn = result.replayer.connection
         diagnostics_bounded(conn.diagnostics, conn.diagnostics.dropped, 3)
         terminals_bounded(conn, TINY["terminal_limit"])
+        replayed = {"max_sessions": 10_000, "max_pending": 10_000, "max_entities": 100_000}
+        within_limits(conn, {**replayed, "block_limit": TINY["block_limit"]})  # the defaults
         assert sum(result.dropped_diagnostics.values()) == sum(kept.dropped.values()) + sum(
             conn.diagnostics.dropped.values()
         )
