@@ -25,6 +25,7 @@ from msgspec import UNSET
 
 from . import _events as ev
 from . import _schema as s
+from ._arguments import checked_limit, checked_optional_limit
 from ._checks import elicitation_problem
 from ._diagnostics import Diagnostic, DiagnosticList
 from ._errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, LimitExceeded
@@ -174,9 +175,9 @@ class Registry:
         self.by_id: dict[str, Session] = {}
         self.notes = notes
         self.offer = offer
-        self.terminal_limit = terminal_limit
-        self.max_sessions = max_sessions
-        self.max_entities = max_entities
+        self.terminal_limit = checked_optional_limit("terminal_limit", terminal_limit)
+        self.max_sessions = checked_limit("max_sessions", max_sessions)
+        self.max_entities = checked_limit("max_entities", max_entities)
         self.unstable = unstable
         self.live = False  # live: suggestions the client did not advertise are reported (P39)
         self.forest = Forest(self.by_id, self.session, self._tree_note)

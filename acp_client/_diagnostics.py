@@ -18,6 +18,8 @@ from typing import Literal
 
 import msgspec
 
+from ._arguments import checked_limit
+
 __all__ = ["DEFAULT_MAX_DIAGNOSTICS", "Diagnostic", "DiagnosticList", "Severity"]
 
 DEFAULT_MAX_DIAGNOSTICS = 1000
@@ -70,9 +72,7 @@ class DiagnosticList(list[Diagnostic]):
 
     def __init__(self, limit: int = DEFAULT_MAX_DIAGNOSTICS, items: Iterable[Diagnostic] = ()):
         super().__init__()
-        if limit < 1:
-            raise ValueError("max_diagnostics must be positive")
-        self.limit = limit
+        self.limit = checked_limit("max_diagnostics", limit, 1)
         self._kept: dict[str, int] = {}
         self._marks: dict[str, tuple[int, int | None, Severity]] = {}  # index, line, severity
         self.dropped: Counter[str] = Counter()

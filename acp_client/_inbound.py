@@ -19,6 +19,7 @@ from msgspec import UNSET
 from . import _events as ev
 from . import _schema as s
 from ._agent_requests import apply_update, displace
+from ._arguments import checked_limit
 from ._codec import (
     Decoder,
     _FastUpdate,
@@ -90,11 +91,11 @@ class Inbound:
         max_pending: int = DEFAULT_MAX_PENDING,
     ) -> None:
         self._ctx = ctx
-        self.max_batch = max_batch
-        self.max_pending = max_pending
+        self.max_batch = checked_limit("max_batch", max_batch)
+        self.max_pending = checked_limit("max_pending", max_pending)
         self._notes = ctx.notes  # the hot path's two collaborators, at hand
         self._by_id = ctx.sessions.by_id
-        self.lines = LineBuffer(max_line)
+        self.lines = LineBuffer(checked_limit("max_line", max_line, 1))
         self._decoder = Decoder()
         #: Lines of the agent's output taken so far (a malformed one's diagnostic names it).
         self.agent_lines = 0

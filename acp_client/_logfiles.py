@@ -9,6 +9,7 @@ expand folders here.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import NamedTuple
 
@@ -76,10 +77,16 @@ def _walk(top: str, found: FoundLogs) -> None:
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         entries += (os.path.join(folder, f) for f in files if not f.startswith("."))
     for name in sorted(entries):
-        path = Path(name)
-        if path.is_file():
-            (found.logs if looks_like_log(path) else found.skipped).append(name)
-        elif path.is_symlink() and not path.exists():
-            found.unreadable.append((name, "a link to nothing"))
+        try:
+            mode = os.stat(name).st_mode
+        except FileNotFoundError:  # a link to nothing (or a file gone since the listing)
+            if os.path.islink(name):
+                found.unreadable.append((name, "a link to nothing"))
+            continue
+        except OSError as exc:  # not even root may look (/proc/1/cwd), a loop of links
+            found.unreadable.append((name, str(exc.strerror or exc)))
+            continue
+        if stat.S_ISREG(mode):
+            (found.logs if looks_like_log(Path(name)) else found.skipped).append(name)
         else:
             found.skipped.append(name)

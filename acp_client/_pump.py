@@ -21,6 +21,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from . import _events as ev
 from . import _schema as s
+from ._arguments import checked_limit
 from ._connection import Connection, SentRequest
 from ._errors import LocalProtocolError
 from ._framing import DEFAULT_MAX_LINE, LineBuffer, head_text
@@ -113,6 +114,7 @@ class Pump:
         restore: Mapping[str, Any] | None = None,
         max_unsent: int = DEFAULT_MAX_UNSENT,
     ) -> None:
+        checked_limit("max_unsent", max_unsent, 1)
         self._handlers = dict(handlers or {})
         if "session/request_permission" in self._handlers:
             raise ValueError("permission requests are decided by on_permission, not a handler")

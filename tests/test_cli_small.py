@@ -426,3 +426,119 @@ def test_a_fleet_summary_gives_a_link_to_nothing_its_error_row(tmp_path: Path) -
         ("log.jsonl", True),
         ("gone.jsonl", False),
     ]
+
+
+def test_folder_replay_reports_a_file_it_may_not_look_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `acp-client replay /` ended in a PermissionError traceback (exit 1): even root may not
+    # stat /proc/1/cwd, and Path.is_file lets EACCES through. Now it is one unreadable file.
+    from acp_client.cli import main
+
+    _log(tmp_path)
+    _log(tmp_path, "hidden-from-us.jsonl")
+    guarded = str(tmp_path / "hidden-from-us.jsonl")
+    real_stat = os.stat
+
+    def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(path) == guarded:
+            raise PermissionError(13, "Permission denied", guarded)
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    assert main(["replay", "--stats", "--json", str(tmp_path)]) == 3
+    out, err = capsys.readouterr()
+    assert f"cannot read {guarded}: Permission denied" in err
+    assert [json.loads(line)["file"] for line in out.splitlines()] == [str(tmp_path / "log.jsonl")]
+
+
+def test_folder_replay_reports_a_loop_of_links(tmp_path: Path) -> None:
+    _log(tmp_path)
+    (tmp_path / "a.jsonl").symlink_to(tmp_path / "b.jsonl")
+    (tmp_path / "b.jsonl").symlink_to(tmp_path / "a.jsonl")
+    out = cli("replay", "--stats", "--json", str(tmp_path))
+    assert out.returncode == 3
+    err = out.stderr.decode()
+    assert "a.jsonl: Too many levels of symbolic links" in err
+    assert len(out.stdout.splitlines()) == 1
+
+
+# ------------------------------------------------- output that cannot be written (a full disk)
+
+_FULL = Path("/dev/full")
+_needs_full = pytest.mark.skipif(not _FULL.exists(), reason="needs /dev/full")
+
+
+def _to_full_disk(*args: str) -> subprocess.CompletedProcess[bytes]:
+    with _FULL.open("wb") as full:
+        return subprocess.run(
+            [sys.executable, "-m", "acp_client.cli", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
+
+
+@_needs_full
+@pytest.mark.parametrize("mode", [["--json"], [], ["--stats"]])
+def test_replay_to_a_full_disk_says_so_and_exits_1(mode: list[str]) -> None:
+    # It ended in an OSError traceback (ENOSPC from the last write or flush).
+    out = _to_full_disk("replay", *mode)
+    assert out.returncode == 1
+    assert out.stderr.decode().splitlines() == [
+        "acp-client replay: cannot write the output: [Errno 28] No space left on device"
+    ]
+
+
+@_needs_full
+def test_summarize_to_a_full_disk_says_so_and_exits_1(tmp_path: Path) -> None:
+    out = _to_full_disk("summarize", str(_log(tmp_path)))
+    assert out.returncode == 1
+    assert b"Traceback" not in out.stderr
+    assert b"cannot write the output: [Errno 28]" in out.stderr
+
+
+@_needs_full
+@pytest.mark.parametrize("mode", [["--json"], []])
+def test_run_to_a_full_disk_says_the_snapshot_is_cut_short_and_exits_1(mode: list[str]) -> None:
+    # `run --json > file` on a full disk ended with status 0 as if the terminal had closed.
+    from test_cli_run import TURN_STARTED
+
+    agent = TURN_STARTED + (
+        'update({"sessionUpdate": "agent_message_chunk", "messageId": "a1",'
+        ' "content": {"type": "text", "text": "hello"}})\n'
+        'update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})\n'
+        "while recv() is not None:\n    pass\n"
+    )
+    out = _to_full_disk("run", *mode, "--prompt", "hi", "--", sys.executable, "-c", agent)
+    assert out.returncode == 1, out.stderr.decode()
+    assert out.stderr.decode().splitlines()[-1] == (
+        "acp-client run: cannot write the final snapshot: [Errno 28] No space left on device"
+    )
+
+
+# ------------------------------------------- standard streams closed before the start (<&-)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell closes the descriptors")
+@pytest.mark.parametrize(
+    ("closed", "args", "status"),
+    [
+        ("<&-", ["replay", "-"], 0),  # an empty input: the empty-input warning
+        (">&-", ["replay", "--json"], 0),  # written nowhere, as into a pipe that is gone
+        ("2>&-", ["replay", "nonexistent.jsonl"], 3),
+        ("<&-", ["run", "--", sys.executable, "-c", "pass"], 2),  # no prompt on stdin
+    ],
+)
+def test_a_closed_standard_stream_is_no_traceback(
+    closed: str, args: list[str], status: int
+) -> None:
+    # Python sets sys.stdin (stdout, stderr) to None when its descriptor is closed: `replay -`
+    # and `run` ended in an AttributeError traceback, exit 1.
+    script = f'exec "$0" -m acp_client.cli "$@" {closed}'
+    out = subprocess.run(
+        ["sh", "-c", script, sys.executable, *args], capture_output=True, timeout=120, check=False
+    )
+    assert b"Traceback" not in out.stderr, out.stderr.decode()
+    assert out.returncode == status, out.stderr.decode()

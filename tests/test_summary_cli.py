@@ -218,7 +218,7 @@ def test_csv_text_cells_from_the_log_never_start_a_formula(
     """A text cell from the log (or its name) starting with = + - @ tab or CR gets OWASP's
     leading quote, which spreadsheets show as text; numbers and count maps stay as they
     are. A spreadsheet ran such a session id as a formula."""
-    agent = FakeAgent("=HYPERLINK(\"http://x\",\"y\")").send(
+    agent = FakeAgent('=HYPERLINK("http://x","y")').send(
         "outgoing",
         {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2}},
     )
@@ -239,7 +239,7 @@ def test_csv_text_cells_from_the_log_never_start_a_formula(
     with open("rows.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert [row["session_id"] for row in rows] == [
-        "'=HYPERLINK(\"http://x\",\"y\")",
+        '\'=HYPERLINK("http://x","y")',
         "'\rr",
         "plain=ok",
     ]
@@ -260,7 +260,7 @@ def test_csv_text_cells_from_the_log_never_start_a_formula(
     # the JSON Lines of the same log keep the text as it is
     assert main(["summarize", "--", "-rows.jsonl"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert lines[0]["session_id"] == "=HYPERLINK(\"http://x\",\"y\")"
+    assert lines[0]["session_id"] == '=HYPERLINK("http://x","y")'
     assert lines[0]["path"] == "-rows.jsonl"
 
 

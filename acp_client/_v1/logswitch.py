@@ -89,6 +89,8 @@ class LogSwitch:
         self, replay: Replay, *, protocol: int | None, origins: list[AdapterOrigin] | None
     ) -> None:
         self._replay = replay
+        if protocol is not None and (type(protocol) is not int or protocol not in (1, 2)):
+            raise ValueError(f"protocol must be 1, 2 or None (detect it), not {protocol!r}")
         self.version = protocol
         """The version of the current connection (``None`` while undecided)."""
         self._forced = protocol

@@ -16,6 +16,9 @@ Exit codes (also in ``acp-client replay --help`` and the README):
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -32,7 +35,7 @@ DISTRIBUTION = "acp-client-state"
 
 EXIT_OK = 0
 EXIT_STRICT = 1
-EXIT_NOT_WRITTEN = 1  # run: the final snapshot could not be written (out of memory)
+EXIT_NOT_WRITTEN = 1  # the output could not be written (out of memory, a full disk)
 EXIT_USAGE = 2
 EXIT_UNREADABLE = 3
 EXIT_STOPPED = 4
@@ -44,7 +47,8 @@ EXIT_TERMINATED = 143
 _MAIN_EPILOG = """\
 exit status:
   0    done (replay: every log read to its end; run: the last turn ended with end_turn)
-  1    replay --strict stopped at the first error diagnostic
+  1    replay --strict stopped at the first error diagnostic; the output could not be
+       written (a full disk)
   2    wrong usage
   3    replay, summarize: a log could not be read
   4    run: the last turn ended with another stop reason
@@ -65,7 +69,8 @@ examples:
 _REPLAY_EPILOG = """\
 exit status:
   0    every log was read to its end (diagnostics do not change this)
-  1    --strict stopped at the first error diagnostic
+  1    --strict stopped at the first error diagnostic; the output could not be written
+       (a full disk)
   2    wrong usage
   3    a log could not be read (missing file, unsupported compression,
        broken gzip stream, no known format)
@@ -77,7 +82,8 @@ With no LOG, the example log shipped inside the package is replayed.
 _RUN_EPILOG = """\
 exit status:
   0    the last turn ended with stop reason end_turn
-  1    the final snapshot (--json, --events) could not be written whole: out of memory
+  1    the final snapshot (the view, --json, --events) could not be written whole: out of
+       memory, or a full disk
   4    it ended with another stop reason (cancelled, refusal, max_tokens, ...)
   5    the agent failed, exited, hung or did not read its input, or the recording could
        not be written
@@ -335,6 +341,7 @@ def _add_unstable(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``acp-client`` command; return its exit status."""
+    _fill_closed_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -376,3 +383,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         sys.stderr.close()
         return EXIT_OK
+    except OSError as exc:  # the output cannot be written: a full disk, an I/O error
+        if exc.errno not in _OUTPUT_ERRNOS:
+            raise
+        _drop_stdout()
+        with contextlib.suppress(OSError):
+            sys.stderr.write(f"acp-client {args.command}: cannot write the output: {exc}\n")
+            sys.stderr.flush()
+        return EXIT_NOT_WRITTEN
+
+
+FULL_ERRNOS = frozenset(
+    getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG") if hasattr(errno, name)
+)
+"""What writing to a file that can take no more fails with (a full disk, a quota, a size cap)."""
+
+
+def _fill_closed_streams() -> None:
+    """A standard stream closed before the start (``<&-``, ``>&-``) reads empty, writes nowhere.
+
+    Python leaves ``sys.stdin`` (and the others) ``None`` then; the null device takes the
+    lowest free descriptor, which is the closed one, so the agent started by ``run`` inherits
+    ordinary descriptors too.
+    """
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            with contextlib.suppress(OSError):
+                setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115
+
+
+#: What writing standard output may fail with, short of a closed pipe (handled apart).
+_OUTPUT_ERRNOS = FULL_ERRNOS | {errno.EIO}
+
+
+def _drop_stdout() -> None:
+    """Point standard output at the null device: what is still buffered cannot fail again."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)

@@ -20,6 +20,7 @@ from . import (
     EXIT_STOPPED,
     EXIT_TERMINATED,
     EXIT_USAGE,
+    FULL_ERRNOS,
     UsageError,
     write_json,
 )
@@ -384,8 +385,12 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                 truncated_terminals=truncated(),
                 removed_plans=removed_plans(agent_ref[0].connection.sessions),
             )
-    except OSError:  # nowhere to show it (the terminal closed): the status still tells
+    except OSError as exc:
         detach_dead_terminal(1)
+        if exc.errno in FULL_ERRNOS:  # a file that can take no more: the snapshot is cut short
+            _say(f"acp-client run: cannot write the final snapshot: {exc}\n")
+            return EXIT_NOT_WRITTEN
+        # else nowhere to show it (the terminal closed): the status still tells
     except SystemExit:  # rich's answer to a closed pipe (stdout already detached): the same
         pass
     except MemoryError:  # what was written stays; the rest would need more memory than there is

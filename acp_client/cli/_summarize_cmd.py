@@ -21,6 +21,7 @@ __all__ = ["add_summarize_parser", "summarize_command"]
 SUMMARIZE_EPILOG = """\
 exit status:
   0    every log was read to its end (diagnostics do not change this)
+  1    the output could not be written (a full disk)
   2    wrong usage, --out FILE cannot be written, an extra is missing, or the Dask
        scheduler cannot be reached
   3    a log could not be read: its row has the "error" (the others are written)

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from acp_client._arguments import checked_limit
 from acp_client._codec import decode_leniently as decode_line_leniently
 from acp_client._codec import decode_plain
 from acp_client._diagnostics import Diagnostic
@@ -58,6 +59,8 @@ from acp_client.logs._sides import make_side_table
 __all__ = ["DEFAULT_MAX_DOCUMENT", "LogReader"]
 
 DEFAULT_MAX_DOCUMENT = 32 * 1024 * 1024
+
+_LIMITS = ("max_line", "max_document", "max_decompressed", "max_ratio")
 """The largest log read whole as one JSON document (1.2: the Zed export), in bytes."""
 #: A line that does not decode: bad JSON, or nested deeper than the decoder's recursion limit.
 _UNDECODABLE = (msgspec.DecodeError, RecursionError)
@@ -118,8 +121,9 @@ class LogReader:
         max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
         max_ratio: int = DEFAULT_MAX_RATIO,
     ) -> None:
-        if min(max_line, max_document, max_decompressed, max_ratio) < 1:
-            raise ValueError("the limits must be positive")
+        limits = zip(_LIMITS, (max_line, max_document, max_decompressed, max_ratio), strict=True)
+        for name, value in limits:
+            checked_limit(name, value, 1)
         if format is not None and format not in FORMATS:
             raise ValueError(f"unknown log format {format!r}; known: {', '.join(FORMATS)}")
         if perspective not in (None, "client", "agent"):
