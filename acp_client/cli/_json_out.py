@@ -59,10 +59,27 @@ def _safe_json_text(text: str) -> str:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from a lenient read: write its escape
         text = _SURROGATE.sub(_escape, text)
-    # json escapes C0 controls but leaves DEL and the C1 controls (U+0080-U+009F, CSI and
-    # OSC among them) raw when piped; outside strings JSON has none, so their escapes are
-    # the same JSON text.
-    return _DEL_C1.sub(_escape, text)
+    return _no_del_c1(text)
+
+
+_DEL_C1_ESCAPES = {chr(code): f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
+def _no_del_c1(text: str) -> str:
+    r"""``text`` with DEL and the C1 controls written as their ``\u`` escapes.
+
+    json escapes C0 controls but leaves DEL and the C1 controls (U+0080-U+009F, CSI and OSC
+    among them) raw when piped; outside strings JSON has none, so their escapes are the same
+    JSON text. Fast for the usual text: ASCII is known in O(1), one scan finds none.
+    """
+    if text.isascii():
+        return text.replace("\x7f", "\\u007f") if "\x7f" in text else text
+    if _DEL_C1.search(text) is None:
+        return text
+    for char, escape in _DEL_C1_ESCAPES.items():  # C speed, however many there are
+        if char in text:
+            text = text.replace(char, escape)
+    return text
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -161,7 +178,7 @@ class _Writer:
         self.held.clear()
         self.size = 0
         # on a terminal every non-ASCII character is escaped (DEL and C1 among them)
-        text = (_NOT_ASCII if self.ascii else _DEL_C1).sub(_escape, text)
+        text = _NOT_ASCII.sub(_escape, text) if self.ascii else _no_del_c1(text)
         self.out.write(text)
 
     def value(self, value: Any, depth: int) -> None:
