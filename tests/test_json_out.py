@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from acp_client import replay_log
 from acp_client.cli import _json_out, dump_json, main, write_json
+from acp_client.testing import FakeAgent
 from acp_client.testing.strategies import conversations, stored_logs
 
 TESTS = Path(__file__).parent
@@ -198,25 +199,11 @@ def test_replay_json_writes_a_big_snapshot_a_bounded_piece_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # replay --json built the whole text (several copies of the snapshot) and wrote it once
-    lines = [
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "method": "session/update",
-                "params": {
-                    "sessionId": "s",
-                    "update": {
-                        "sessionUpdate": "agent_message_chunk",
-                        "messageId": f"m{i // 500}",
-                        "content": {"type": "text", "text": f"chunk {i} " + "word " * 200},
-                    },
-                },
-            }
-        )
-        for i in range(4000)
-    ]
+    agent = FakeAgent("s")
+    for i in range(4000):
+        agent.agent_chunk(f"m{i // 500}", f"chunk {i} " + "word " * 200)
     log = tmp_path / "big.jsonl"
-    log.write_text("\n".join(lines) + "\n")
+    log.write_text(agent.log_text("jsonrpc"))
     out = _Pieces()
     monkeypatch.setattr(sys, "stdout", out)
     assert main(["replay", "--json", str(log)]) == 0
