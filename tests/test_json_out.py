@@ -223,3 +223,35 @@ def test_one_long_string_is_one_piece_and_the_rest_stays_bounded() -> None:
     assert out.getvalue() == dump_json(snapshot, indent=2) + "\n"
     assert sorted(out.writes)[-1] > 3_000_000  # the long string
     assert sorted(out.writes)[-2] <= 2 * _json_out._JSON_WRITE
+
+
+_BEYOND = (
+    b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+    b'{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text",'
+    b'"text":"x","_meta":{"n":1e400,"small":1e-05,"big":1e16}}}}}'
+)
+
+
+@pytest.mark.parametrize("ending", [b"\n", b""], ids=["line", "last line without LF"])
+def test_a_number_beyond_a_double_in_a_log_is_null_in_json_and_said(
+    ending: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Live, a connection says number-beyond-double; replay_log read the same line silently
+    # (the reader decodes it leniently and hands the connection the value).
+    log = tmp_path / "beyond.jsonl"
+    log.write_bytes(_BEYOND + ending)
+    assert main(["replay", "--json", str(log)]) == 0
+    snapshot = json.loads(capsys.readouterr().out)
+    meta = snapshot["sessions"][0]["timeline"][0]["content"][0]["_meta"]
+    assert meta == {"n": None, "small": 1e-05, "big": 1e16}
+    assert [(d["code"], d["line"]) for d in snapshot["diagnostics"]] == [
+        ("number-beyond-double", 1)
+    ]
+
+
+def test_a_number_beyond_a_double_in_a_zed_document_is_said_at_its_line() -> None:
+    text = (TESTS / "logs" / "sample.zed.json").read_text()
+    text = text.replace('"protocolVersion": 2,', '"protocolVersion": 2, "_meta": {"n": -1e400},', 1)
+    result = replay_log(text.encode())
+    assert result.format == "zed"
+    assert [(d.code, d.line) for d in result.diagnostics] == [("number-beyond-double", 2)]

@@ -28,8 +28,8 @@ from typing import Any, Literal
 import msgspec
 
 from acp_client._arguments import checked_limit
+from acp_client._codec import BEYOND_DOUBLE, decode_plain, holds_infinity
 from acp_client._codec import decode_leniently as decode_line_leniently
-from acp_client._codec import decode_plain
 from acp_client._diagnostics import Diagnostic
 from acp_client._framing import DEFAULT_MAX_LINE, LineTooLong
 from acp_client.logs._document import (
@@ -64,6 +64,17 @@ _LIMITS = ("max_line", "max_document", "max_decompressed", "max_ratio")
 """The largest log read whole as one JSON document (1.2: the Zed export), in bytes."""
 #: A line that does not decode: bad JSON, or nested deeper than the decoder's recursion limit.
 _UNDECODABLE = (msgspec.DecodeError, RecursionError)
+
+
+#: A record's time: one beyond a double is ``bad-time`` (dropped), not written back as null.
+_TIME_KEYS = frozenset({"time", "t", "ts"})
+
+
+def _beyond_double(record: Any) -> bool:
+    """Whether a record holds a number beyond a double (read as infinity), its time aside."""
+    if type(record) is dict:
+        return any(holds_infinity(v) for k, v in record.items() if k not in _TIME_KEYS)
+    return holds_infinity(record)
 
 
 class _Stop(Exception):
@@ -346,7 +357,7 @@ class LogReader:
                 except decode_error as exc:
                     self._lineno = lineno
                     try:
-                        value = decode_line_leniently(raw)
+                        value = self._lenient(raw)
                     except (ValueError, RecursionError):
                         pass
                     else:
@@ -388,11 +399,22 @@ class LogReader:
             value = decode_plain(raw)
         except _UNDECODABLE as exc:
             try:
-                value = decode_line_leniently(raw)
+                value = self._lenient(raw)
             except (ValueError, RecursionError):
                 self._bad_line(raw, exc, final=True)
                 return
         self._value(self._lineno, value)
+
+    def _lenient(self, raw: bytes) -> Any:
+        """Line ``self._lineno``, which msgspec refused, read leniently (or ``ValueError``).
+
+        A number beyond a double reads as infinity and is written back as ``null``: said
+        (``number-beyond-double``), as a live connection says it.
+        """
+        value = decode_line_leniently(raw)
+        if _beyond_double(value):
+            self.warn("number-beyond-double", self._lineno, BEYOND_DOUBLE)
+        return value
 
     def _bad_line(self, raw: bytes, exc: Exception, *, final: bool) -> bool:
         """Handle a line that does not parse; return whether document mode starts here."""
@@ -450,6 +472,8 @@ class LogReader:
         try:
             for line, value in iter_document(data, self._document_line):
                 read += 1
+                if _beyond_double(value):  # json reads 1e400 as infinity: said, as live
+                    self.warn("number-beyond-double", line, BEYOND_DOUBLE)
                 self._value(line, value)
         except DocumentError as exc:
             lines = data.split(b"\n") if read == 0 else []
