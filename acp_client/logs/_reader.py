@@ -22,7 +22,7 @@ input or bytes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -70,11 +70,19 @@ _UNDECODABLE = (msgspec.DecodeError, RecursionError)
 _TIME_KEYS = frozenset({"time", "t", "ts"})
 
 
-def _beyond_double(record: Any) -> bool:
-    """Whether a record holds a number beyond a double (read as infinity), its time aside."""
+def _checked(record: Any, line: int, warn: Callable[[str, int | None, str], None]) -> Any:
+    """``record``; a number beyond a double in it (read as infinity) is said, as live.
+
+    A lenient decode (msgspec refuses them) or a document gives such numbers. A record's
+    time beyond a double is ``bad-time`` instead (the formats drop it).
+    """
     if type(record) is dict:
-        return any(holds_infinity(v) for k, v in record.items() if k not in _TIME_KEYS)
-    return holds_infinity(record)
+        beyond = any(holds_infinity(v) for k, v in record.items() if k not in _TIME_KEYS)
+    else:
+        beyond = holds_infinity(record)
+    if beyond:
+        warn("number-beyond-double", line, BEYOND_DOUBLE)
+    return record
 
 
 class _Stop(Exception):
@@ -357,7 +365,7 @@ class LogReader:
                 except decode_error as exc:
                     self._lineno = lineno
                     try:
-                        value = self._lenient(raw)
+                        value = _checked(decode_line_leniently(raw), lineno, self.warn)
                     except (ValueError, RecursionError):
                         pass
                     else:
@@ -399,22 +407,11 @@ class LogReader:
             value = decode_plain(raw)
         except _UNDECODABLE as exc:
             try:
-                value = self._lenient(raw)
+                value = _checked(decode_line_leniently(raw), self._lineno, self.warn)
             except (ValueError, RecursionError):
                 self._bad_line(raw, exc, final=True)
                 return
         self._value(self._lineno, value)
-
-    def _lenient(self, raw: bytes) -> Any:
-        """Line ``self._lineno``, which msgspec refused, read leniently (or ``ValueError``).
-
-        A number beyond a double reads as infinity and is written back as ``null``: said
-        (``number-beyond-double``), as a live connection says it.
-        """
-        value = decode_line_leniently(raw)
-        if _beyond_double(value):
-            self.warn("number-beyond-double", self._lineno, BEYOND_DOUBLE)
-        return value
 
     def _bad_line(self, raw: bytes, exc: Exception, *, final: bool) -> bool:
         """Handle a line that does not parse; return whether document mode starts here."""
@@ -472,9 +469,7 @@ class LogReader:
         try:
             for line, value in iter_document(data, self._document_line):
                 read += 1
-                if _beyond_double(value):  # json reads 1e400 as infinity: said, as live
-                    self.warn("number-beyond-double", line, BEYOND_DOUBLE)
-                self._value(line, value)
+                self._value(line, _checked(value, line, self.warn))
         except DocumentError as exc:
             lines = data.split(b"\n") if read == 0 else []
             if read == 0 and records_follow(lines[1:]):
