@@ -61,23 +61,35 @@ class _Kept(Generic[T]):
         self._name = name
         self.__doc__ = doc
 
-    def __get__(self, conn: Connection | None, owner: type[Connection]) -> T:
+    def __get__(self, conn: Any, owner: type[Any]) -> T:
         if conn is None:
             return self  # type: ignore[return-value]  # the class's own: its doc
         return getattr(getattr(conn, self._part), self._name)  # type: ignore[no-any-return]
 
-    def __set__(self, conn: Connection, value: T) -> None:
+    def __set__(self, conn: Any, value: T) -> None:
         setattr(getattr(conn, self._part), self._name, value)
 
 
-class Connection(Submissions):
+class _Retention:
+    """The retention limits every new session of the connection gets (issue 26)."""
+
+    terminal_limit: _Kept[int | None] = _Kept(
+        "_registry", "terminal_limit", "Per-terminal byte retention limit."
+    )
+    block_limit: _Kept[int | None] = _Kept(
+        "_registry", "block_limit", "Per-entity retention limit of content items (blocks)."
+    )
+
+
+class Connection(Submissions, _Retention):
     r"""Client-side state of one ACP connection.
 
     Args:
         live: ``True`` when attached to a real agent (the connection answers what the
             client owes automatically, see :meth:`data_to_send`); ``False`` to replay a
             recorded log of both directions.
-        terminal_limit: per-terminal byte retention limit for every session.
+        terminal_limit / block_limit: the bytes each terminal keeps / the content items each
+            message, tool call, compaction and session message keeps (``None``: all).
         max_line: the longest incoming line accepted, in bytes.
         extension_methods: agent request methods the embedder answers itself (with
             :meth:`answer_request` or :meth:`answer_error`). In live mode every other
@@ -122,9 +134,6 @@ class Connection(Submissions):
     line: _Kept[int | None] = _Kept(
         "_notes", "line", "The log line being applied (for diagnostics)."
     )
-    terminal_limit: _Kept[int | None] = _Kept(
-        "_registry", "terminal_limit", "Per-terminal byte retention limit."
-    )
     extension_methods: _Kept[frozenset[str]] = _Kept(
         "_ctx",
         "extension_methods",
@@ -136,6 +145,7 @@ class Connection(Submissions):
         *,
         live: bool = True,
         terminal_limit: int | None = None,
+        block_limit: int | None = None,
         max_line: int = DEFAULT_MAX_LINE,
         extension_methods: Collection[str] = (),
         unstable: Collection[str] = (),
@@ -150,6 +160,7 @@ class Connection(Submissions):
         ctx = Context(
             Live if live else Passive,
             terminal_limit=terminal_limit,
+            block_limit=block_limit,
             extension_methods=extension_methods,
             unstable=unstable,
             max_sessions=max_sessions,

@@ -152,6 +152,7 @@ class Registry:
     """Every session of the connection, by id, in first-seen order."""
 
     __slots__ = (
+        "block_limit",
         "by_id",
         "forest",
         "live",
@@ -171,11 +172,13 @@ class Registry:
         unstable: frozenset[str] = frozenset(),
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         max_entities: int = DEFAULT_MAX_ENTITIES,
+        block_limit: int | None = None,
     ) -> None:
         self.by_id: dict[str, Session] = {}
         self.notes = notes
         self.offer = offer
         self.terminal_limit = checked_optional_limit("terminal_limit", terminal_limit)
+        self.block_limit = checked_optional_limit("block_limit", block_limit)
         self.max_sessions = checked_limit("max_sessions", max_sessions)
         self.max_entities = checked_limit("max_entities", max_entities)
         self.unstable = unstable
@@ -201,6 +204,7 @@ class Registry:
             session = Session(
                 session_id,
                 terminal_limit=self.terminal_limit,
+                block_limit=self.block_limit,
                 diagnostics=self.notes.diagnostics,
                 unstable=self.unstable,
             )
@@ -240,6 +244,7 @@ class Context:
         mode: Callable[[Context], Passive],
         *,
         terminal_limit: int | None,
+        block_limit: int | None = None,
         extension_methods: Collection[str],
         unstable: Collection[str] = (),
         max_sessions: int = DEFAULT_MAX_SESSIONS,
@@ -255,6 +260,7 @@ class Context:
             frozenset(unstable),
             max_sessions=max_sessions,
             max_entities=max_entities,
+            block_limit=block_limit,
         )
         self.rpc = Rpc()
         self.prompts: dict[int | str, PromptState] = {}

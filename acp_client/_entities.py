@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import binascii
 import codecs
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal
 
 from msgspec import UNSET
 
 from . import _schema as s
+from ._listview import ListView
 from ._offsets import ContentRead, TerminalRead
 from ._offsets import since as _since
 
@@ -84,49 +84,6 @@ def compact(block: Any) -> Any:
     return block
 
 
-T = TypeVar("T")
-
-
-class ListView(Sequence[T]):
-    """A read-only, zero-copy view of a list owned by the reducer (items of type ``T``)."""
-
-    __slots__ = ("_items", "_wrap")
-
-    def __init__(self, items: list[Any], wrap: Callable[[Any], T] | None = None) -> None:
-        self._items = items
-        self._wrap = wrap
-
-    @overload
-    def __getitem__(self, index: int) -> T: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[T]: ...
-    def __getitem__(self, index: int | slice) -> T | list[T]:
-        item = self._items[index]
-        if self._wrap is None:
-            return item
-        if isinstance(index, slice):
-            return [self._wrap(x) for x in item]
-        return self._wrap(item)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __iter__(self) -> Iterator[T]:
-        if self._wrap is None:
-            return iter(self._items)
-        return map(self._wrap, self._items)
-
-    def __repr__(self) -> str:
-        return f"ListView({list(self)!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, ListView | list | tuple):
-            return list(self) == list(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-
 class _Entity:
     __slots__ = (
         "base",
@@ -135,6 +92,7 @@ class _Entity:
         "first_seen",
         "index",
         "last_changed",
+        "limit_noted",
         "meta",
         "version",
     )
@@ -145,6 +103,7 @@ class _Entity:
         self.meta: dict[str, Any] | None = None
         self.extra: dict[str, Any] | None = None
         self.excluded = False
+        self.limit_noted = False  # a retention limit dropped some of it: said once (issue 26)
         # docs/events.md: the session's change count at the last change (E1), the place in
         # the timeline (E2; -1: none), the absolute index of the first item or byte (E5, E6)
         self.version, self.index, self.base = 0, -1, 0
@@ -153,9 +112,18 @@ class _Entity:
 class _Window(_Entity):
     """An entity whose ``_content`` has absolute indices (docs/events.md, E6)."""
 
-    __slots__ = ()
+    __slots__ = ("_dropped",)
     _as_block = False  # stored plain text comes back as a TextContent
     _window = "_content"  # the attribute holding the list
+
+    def __init__(self, ordinal: int) -> None:
+        super().__init__(ordinal)
+        self._dropped = 0
+
+    @property
+    def truncated_blocks(self) -> int:
+        """Items dropped from the front by the ``block_limit`` since the last replacing upsert."""
+        return self._dropped
 
     def _items(self) -> list[Any]:
         items: list[Any] = getattr(self, self._window)
@@ -594,6 +562,13 @@ def stored_blocks(message: MessageState | SessionMessageState) -> list[Any]:
     return message._content
 
 
-def restore_truncated(terminal: TerminalState, count: int) -> None:
-    """Set the bytes a terminal's retention dropped (a snapshot being loaded says how many)."""
-    terminal._dropped = count
+def restore_truncated(entity: TerminalState | TimelineEntry, count: int) -> None:
+    """Add what a retention limit dropped (a snapshot being loaded says how many).
+
+    A terminal's bytes or an entry's blocks; an entry's first index moves on by as many.
+    """
+    if count:
+        entity._dropped += count
+        entity.limit_noted = True  # the snapshot's diagnostics said it already
+        if not isinstance(entity, TerminalState):
+            entity.base += count

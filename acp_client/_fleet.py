@@ -55,7 +55,8 @@ def summarize_many(
     processes (``None``: every core), or, given a ``dask.distributed.Client`` as ``client``,
     one task per log on the cluster's workers (they must be able to read the paths; the
     result is the same, in the same order). ``options`` go to
-    :func:`~acp_client.replay_log` (``format``, ``protocol``, ``terminal_limit`` ...).
+    :func:`~acp_client.replay_log` (``format``, ``protocol``, ``terminal_limit``,
+    ``block_limit`` ...).
     ``progress(done, total)`` is called as each log's rows arrive (in input order).
 
     Example:

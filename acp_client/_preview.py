@@ -189,6 +189,7 @@ class Preview:
         change: ev.ContentChange = "unchanged"
         if u.content is not UNSET:
             msg._content, change = replaced_content(msg, msg._content, u.content)
+            self._up.retain(msg, msg._content)
         self._up.patched(msg, u, "session message", u.message_id)
         return ev.SessionMessageUpserted(
             self.session_id, u.message_id, created, change, msg.index, msg.version
@@ -198,6 +199,7 @@ class Preview:
         """``session_message_chunk``: append one block; an unseen id creates it (P13)."""
         msg, created = self.tl.session_message(u.message_id)
         append_chunk(msg, msg._content, compact(u.content), u.meta)
+        self._up.retain(msg, msg._content)
         msg.last_changed = self.tl.ordinal
         version = self.tl.stamp(msg)
         return ev.SessionMessageChunkAppended(

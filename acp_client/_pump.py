@@ -72,14 +72,18 @@ _APPLY_SLICE = 1 << 14  # bytes of a read applied between two checkpoints
 
 def _connection(
     restore: Mapping[str, Any] | None,
-    terminal_limit: int | None,
+    limits: tuple[int | None, int | None],
     max_line: int,
     extension_methods: set[str],
     unstable: Collection[str],
 ) -> Connection:
-    """The pump's live connection: a new one, or one restored from a snapshot (R92)."""
+    """The pump's live connection: a new one, or one restored from a snapshot (R92).
+
+    ``limits``: the connection's ``terminal_limit`` and ``block_limit``.
+    """
     options: dict[str, Any] = {
-        "terminal_limit": terminal_limit,
+        "terminal_limit": limits[0],
+        "block_limit": limits[1],
         "max_line": max_line,
         "extension_methods": extension_methods,
         "unstable": unstable,
@@ -113,13 +117,15 @@ class Pump:
         unstable: Collection[str] = (),
         restore: Mapping[str, Any] | None = None,
         max_unsent: int = DEFAULT_MAX_UNSENT,
+        block_limit: int | None = None,
     ) -> None:
         checked_limit("max_unsent", max_unsent, 1)
         self._handlers = dict(handlers or {})
         if "session/request_permission" in self._handlers:
             raise ValueError("permission requests are decided by on_permission, not a handler")
         served = set(self._handlers) - {"elicitation/create"}
-        self.connection = _connection(restore, terminal_limit, max_line, served, unstable)
+        limits = (terminal_limit, block_limit)
+        self.connection = _connection(restore, limits, max_line, served, unstable)
         self.stderr_lines: list[str] = []
         self._send = writer(send_stream)
         self._receive = reader(receive_stream)

@@ -71,6 +71,8 @@ class Replayer:
     Args:
         protocol: ``1`` or ``2`` to force the stream's version, ``None`` to detect it.
         terminal_limit: per-terminal byte retention limit.
+        block_limit: the content items each message, tool call, compaction and session
+            message keeps (the last ones; ``None``: every one).
         strict: stop at the first error diagnostic of the state rules or the v1 adapter,
             also one that a message held back while the version was undecided gives when it
             is applied later: nothing after it is applied (see :attr:`stopped`).
@@ -93,10 +95,12 @@ class Replayer:
         provenance: bool = False,
         unstable: Collection[str] = (),
         max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
+        block_limit: int | None = None,
     ) -> None:
         self.connection = Connection(
             live=False,
             terminal_limit=terminal_limit,
+            block_limit=block_limit,
             unstable=unstable,
             max_diagnostics=max_diagnostics,
         )
@@ -427,6 +431,7 @@ def replay_log(
     sides: Mapping[str, str] | None = None,
     protocol: int | None = None,
     terminal_limit: int | None = None,
+    block_limit: int | None = None,
     progress: Callable[[int], None] | None = None,
     unstable: Collection[str] = (),
     max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
@@ -442,6 +447,8 @@ def replay_log(
     ``max_ratio``: see :class:`~acp_client.logs.LogReader`); reaching one is a diagnostic,
     and a limit that ends reading makes the result not :attr:`~ReplayResult.ok`.
     ``max_diagnostics`` bounds the diagnostics kept of each code (the rest are counted).
+    ``terminal_limit`` / ``block_limit`` bound the bytes each terminal and the content
+    items each message, tool call, compaction and session message keep (see ``Session``).
 
     Example:
         >>> from acp_client import replay_log
@@ -456,6 +463,7 @@ def replay_log(
         lane=True,
         protocol=protocol,
         terminal_limit=terminal_limit,
+        block_limit=block_limit,
         progress=progress,
         format=format,
         strict=strict,
@@ -477,6 +485,7 @@ def _replay(
     progress: Callable[[int], None] | None,
     unstable: Collection[str] = (),
     max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS,
+    block_limit: int | None = None,
     **options: Any,
 ) -> ReplayResult:
     """:func:`replay_log`; ``lane=False`` reads every record through the per-record path."""
@@ -486,6 +495,7 @@ def _replay(
     replayer = Replayer(
         protocol=protocol,
         terminal_limit=terminal_limit,
+        block_limit=block_limit,
         strict=options["strict"],
         unstable=unstable,
         max_diagnostics=max_diagnostics,

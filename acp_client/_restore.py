@@ -64,6 +64,7 @@ def restore_into(
             session = load_session(
                 item,
                 terminal_limit=registry.terminal_limit,
+                block_limit=registry.block_limit,
                 unstable=registry.unstable,
                 diagnostics=ctx.notes.diagnostics,
             )

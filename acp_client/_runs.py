@@ -6,7 +6,8 @@ terminal, is applied at once (``EntityUpdates.message_run`` / ``terminal_run``),
 else update by update, with the same state and the same one event per update as
 ``Session.apply`` one at a time. Given the log ``lines`` of the updates, every diagnostic
 names the line of the update that gave it, as applying them one by one would: a merged run
-is taken only where it can give no diagnostic but at its first update.
+is taken only where it can give no diagnostic but at its first update (so not for a run in
+which a message first passes the ``block_limit``: its ``blocks-dropped`` names that line).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ._entities import Role
 
 if TYPE_CHECKING:
     from ._session import Session
+    from ._timeline import Timeline
 
 __all__ = ["apply_run"]
 
@@ -34,6 +36,16 @@ def _one_message(run: list[Any]) -> bool:
     """Chunks of one message, none with ``_meta``: only the first can give a diagnostic."""
     ids = [u.message_id for u in run]
     return ids.count(ids[0]) == len(ids) and not any([u.meta for u in run])
+
+
+def _first_drop(tl: Timeline, role: Role, run: list[Any]) -> bool:
+    """Whether the run makes its message drop blocks for the first time (a diagnostic)."""
+    limit = tl.block_limit
+    assert limit is not None
+    msg = tl.messages[role].get(run[0].message_id)
+    if msg is None:
+        return len(run) > limit
+    return not msg.limit_noted and len(msg._content) + len(run) > limit
 
 
 def apply_run(
@@ -62,7 +74,10 @@ def apply_run(
                     if not run:
                         pos += n
                         continue
-                elif lines is None or _one_message(run):
+                elif lines is None or (
+                    _one_message(run)
+                    and (tl.block_limit is None or not _first_drop(tl, _RUN_ROLES[cls], run))
+                ):
                     up.message_run(_RUN_ROLES[cls], run, events)
                     pos += n
                     continue

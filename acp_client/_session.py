@@ -35,6 +35,7 @@ from msgspec.structs import replace
 
 from . import _events as ev
 from . import _schema as s
+from ._arguments import checked_optional_limit
 from ._diagnostics import Diagnostic, Severity
 from ._entities import (
     ListView,
@@ -74,6 +75,9 @@ class Session(StoresView):
         announced: whether a ``session/new`` / ``session/resume`` exchange created it.
         terminal_limit: retain at most this many bytes per terminal (older bytes are
             dropped from the front and counted); ``None`` keeps everything.
+        block_limit: retain at most this many content items per message, tool call,
+            compaction and session message (the older ones are dropped from the front and
+            counted in ``truncated_blocks``); ``None`` keeps everything.
         diagnostics: a list to append diagnostics to (the connection shares its own).
         unstable: the unstable (draft) features to apply: ``"prompt_suggestions"``,
             ``"cursors"``, ``"unknown_state"`` (ACP v2 Preview P0; none by default).
@@ -101,6 +105,7 @@ class Session(StoresView):
         "_updates",
         "announced",
         "available_commands",
+        "block_limit",
         "close_succeeded",
         "closed",
         "commands_updates",
@@ -130,6 +135,7 @@ class Session(StoresView):
         *,
         announced: bool = False,
         terminal_limit: int | None = None,
+        block_limit: int | None = None,
         diagnostics: list[Diagnostic] | None = None,
         unstable: Collection[str] = (),
     ) -> None:
@@ -146,6 +152,7 @@ class Session(StoresView):
         self._reopening = False
         self.protocol_version: int | None = None
         self.terminal_limit = terminal_limit
+        self.block_limit = block_limit = checked_optional_limit("block_limit", block_limit)
         self.diagnostics: list[Diagnostic] = diagnostics if diagnostics is not None else []
         self.line: int | None = None
         self.available_commands: list[Any] | None = None
@@ -160,7 +167,7 @@ class Session(StoresView):
         update's event and clears the list. Bounded by the entities, not the updates."""
         self.tree = Node()
         """Its place in the session tree and its replay phase (P1-P25; ``_tree.Node``)."""
-        tl = self._tl = Timeline(terminal_limit)
+        tl = self._tl = Timeline(terminal_limit, block_limit)
         fg = self._fg = Foreground(session_id, tl, self._note)
         tracker = self._tracker = PromptTracker(
             session_id, self._note, self.side_events, fg.in_background

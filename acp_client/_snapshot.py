@@ -10,6 +10,7 @@ the foreground), never its private attributes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from typing import Any
 
@@ -30,7 +31,20 @@ __all__ = ["FORMAT", "entry_snapshot", "load_session", "session_snapshot"]
 
 # ------------------------------------------------------------------------- loading
 
-_ENTRY_KEYS = {"entry", "excludedFromContext"}
+_ENTRY_KEYS = {"entry", "excludedFromContext", "truncatedBlocks"}
+
+
+def _dropped_blocks(data: dict[str, Any]) -> int:
+    """An entry's ``truncatedBlocks``: 0 when absent (issue 26)."""
+    count = data.get("truncatedBlocks", 0)
+    if type(count) is not int or count < 0:
+        raise ValueError("truncatedBlocks: expected a whole number, 0 or more")
+    return count
+
+
+_MESSAGE_TAGS = {"user": "user_message", "agent": "agent_message", "thought": "agent_thought"}
+#: What the writer writes as a terminal's ``output`` (RFC 4648 base64 with padding).
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 
 
 def _load_entry(session: Session, data: dict[str, Any]) -> TimelineEntry:
@@ -39,7 +53,9 @@ def _load_entry(session: Session, data: dict[str, Any]) -> TimelineEntry:
     entry: TimelineEntry
     if kind == "message":
         role = body.pop("role", "agent")
-        tag = {"user": "user_message", "agent": "agent_message", "thought": "agent_thought"}[role]
+        tag = _MESSAGE_TAGS.get(role) if isinstance(role, str) else None
+        if tag is None:
+            raise ValueError(f"role: expected 'user', 'agent' or 'thought', not {role!r}")
         update = convert({**body, "sessionUpdate": tag}, s.SessionUpdate)
         session.apply(update)
         entry = session.messages(role)[body["messageId"]]
@@ -58,6 +74,7 @@ def _load_entry(session: Session, data: dict[str, Any]) -> TimelineEntry:
     else:
         raise ValueError(f"unknown timeline entry {kind!r}")
     entry.excluded = bool(data.get("excludedFromContext"))
+    restore_truncated(entry, _dropped_blocks(data))
     return entry
 
 
@@ -102,11 +119,15 @@ def load_session(
     data: dict[str, Any],
     *,
     terminal_limit: int | None = None,
+    block_limit: int | None = None,
     unstable: Collection[str] = (),
     diagnostics: list[Diagnostic] | None = None,
 ) -> Session:
     """Rebuild a live session from its SESSION snapshot object.
 
+    ``terminal_limit`` and ``block_limit``: the rebuilt session's retention limits (as
+    ``Session``'s); the counts of what they dropped (``truncatedBytes``,
+    ``truncatedBlocks``) come back with the entities.
     ``unstable``: the opt-in features the rebuilt session applies from then on (as
     ``Session``'s); the snapshot's own opt-in keys are loaded back either way.
     ``diagnostics``: the list the rebuilt session appends its diagnostics to (as
@@ -120,7 +141,8 @@ def load_session(
     sink = diagnostics if diagnostics is not None else []
     start = len(sink)
     try:
-        return _load(data, terminal_limit, where, frozenset(unstable), sink)
+        limits = (terminal_limit, block_limit)
+        return _load(data, limits, where, frozenset(unstable), sink)
     except (
         KeyError,
         TypeError,
@@ -139,7 +161,7 @@ def load_session(
 
 def _load(
     data: dict[str, Any],
-    terminal_limit: int | None,
+    limits: tuple[int | None, int | None],
     where: list[str],
     unstable: frozenset[str],
     diagnostics: list[Diagnostic],
@@ -150,7 +172,8 @@ def _load(
     session = Session(
         data["sessionId"],
         announced=bool(data.get("announced")),
-        terminal_limit=terminal_limit,
+        terminal_limit=limits[0],
+        block_limit=limits[1],
         unstable=unstable,
         diagnostics=diagnostics,
     )
@@ -162,7 +185,11 @@ def _load(
     for i, item in enumerate(data.get("terminals", [])):
         where[0] = f"terminals[{i}]"
         body = {k: v for k, v in item.items() if k not in ("output", "truncatedBytes")}
-        body["output"] = {"data": item.get("output", "")}
+        output = item.get("output", "")
+        if not isinstance(output, str) or not _BASE64.fullmatch(output):
+            # a terminal update would decode it leniently, with a diagnostic the load drops
+            raise ValueError("output: expected standard base64 with padding")
+        body["output"] = {"data": output}
         session.apply(convert({**body, "sessionUpdate": "terminal_update"}, s.SessionUpdate))
         restore_truncated(tl.terminals[item["terminalId"]], int(item.get("truncatedBytes", 0)))
     where[0] = "timeline"

@@ -77,6 +77,7 @@ class Readable(Protocol):
 
 
 _plain = to_builtins
+_ENTRY_OWNED = ("excludedFromContext", "truncatedBlocks")  # keys an entry may lack
 
 
 def _payload(obj: Any) -> Any:
@@ -116,11 +117,13 @@ def _state_payload(state: Any) -> Any:
     return out
 
 
-def _put_extra(out: dict[str, Any], extra: dict[str, Any] | None, owned: str = "") -> None:
+def _put_extra(
+    out: dict[str, Any], extra: dict[str, Any] | None, owned: tuple[str, ...] = ()
+) -> None:
     """Spread unknown fields into ``out``; the snapshot's own keys (and ``owned``) win."""
     if extra:
         for key, value in extra.items():
-            if key != owned:
+            if key not in owned:
                 out.setdefault(key, value)
 
 
@@ -180,9 +183,11 @@ def entry_snapshot(entry: TimelineEntry) -> dict[str, Any]:
         }
         if entry.error is not None:
             out["error"] = entry.error
+    if entry.truncated_blocks:  # written only when the block limit dropped some (issue 26)
+        out["truncatedBlocks"] = entry.truncated_blocks
     if entry.meta:
         out["_meta"] = entry.meta
-    _put_extra(out, entry.extra, "excludedFromContext")  # written only when excluded
+    _put_extra(out, entry.extra, _ENTRY_OWNED)  # written only when excluded, truncated
     if entry.excluded:
         out["excludedFromContext"] = True
     return out
@@ -203,7 +208,7 @@ def _terminal_snapshot(term: TerminalState) -> dict[str, Any]:
         out["capabilities"] = _plain(term.capabilities)
     if term.meta:
         out["_meta"] = term.meta
-    _put_extra(out, term.extra, "truncatedBytes")
+    _put_extra(out, term.extra, ("truncatedBytes",))
     out["truncatedBytes"] = term.truncated_bytes
     return out
 

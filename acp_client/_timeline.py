@@ -50,6 +50,7 @@ class Timeline:
 
     __slots__ = (
         "agent",
+        "block_limit",
         "changes",
         "compactions",
         "cursors",
@@ -77,10 +78,11 @@ class Timeline:
         "user",
     )
 
-    def __init__(self, terminal_limit: int | None = None) -> None:
+    def __init__(self, terminal_limit: int | None = None, block_limit: int | None = None) -> None:
         self.ordinal = 0
         self.changes = 0
         self.terminal_limit = terminal_limit
+        self.block_limit = block_limit  # content items kept per entity (``_retention``)
         self.notices: list[Any] = []
         self.notice_ordinals: list[int] = []
         self.unknown: list[dict[str, Any]] = []

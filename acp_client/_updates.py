@@ -26,6 +26,7 @@ from ._codec import to_builtins
 from ._entities import FINISHED_STATUSES, MessageState, Role, compact, decode_base64
 from ._errors import INVALID_PARAMS, RemoteProtocolError
 from ._patch import meta_patch, patch_extra
+from ._retention import note_terminal, trim
 from ._timeline import Timeline
 
 __all__ = [
@@ -49,7 +50,7 @@ _REMAINDER_4 = (3).__and__
 
 # The keys the snapshot writes itself on each kind of object (SNAPSHOT.md): an unknown field
 # of the same name stays in the live state but cannot be written beside them (R35).
-_ENTRY_KEYS = frozenset({"entry", "_meta", "content", "excludedFromContext"})
+_ENTRY_KEYS = frozenset({"entry", "_meta", "content", "excludedFromContext", "truncatedBlocks"})
 SNAPSHOT_KEYS = {
     "message": _ENTRY_KEYS | {"messageId", "role"},
     "tool call": _ENTRY_KEYS
@@ -98,6 +99,7 @@ def replaced_content(entity: Any, old: list[Any], value: Any) -> tuple[list[Any]
     """
     entity.chunk_meta = None
     entity.base += len(old)
+    entity._dropped = 0  # what the block limit drops is counted from here (issue 26)
     if value:
         return list(value), "replaced"
     return [], "cleared"
@@ -182,6 +184,12 @@ class EntityUpdates:
                 f"{what} is final but still offers `capabilities.cancel` (A26)",
             )
 
+    def retain(self, entity: Any, items: list[Any]) -> None:
+        """The block limit, when set, after ``items`` (the entity's window) changed."""
+        limit = self.tl.block_limit
+        if limit is not None:
+            trim(entity, items, limit, self._note)
+
     def reject(self, update: Any, code: str, message: str) -> ev.Event:
         """Drop a malformed update: an error diagnostic and ``UpdateRejected``."""
         self._note(code, message, "error")
@@ -213,16 +221,20 @@ class EntityUpdates:
 
     def chunk(self, role: Role, u: s.ContentChunk) -> ev.Event:
         """Append one chunk's block to its message (created, and placed, if new)."""
-        msg = self.tl.messages[role].get(u.message_id)
+        tl = self.tl
+        msg = tl.messages[role].get(u.message_id)
         created = msg is None
         if msg is None:
             msg = self._message_of(role, u.message_id)[0]
+        content = msg._content
         if u.meta:
-            append_chunk(msg, msg._content, compact(u.content), u.meta)
+            append_chunk(msg, content, compact(u.content), u.meta)
         else:  # append_chunk without _meta, spelled out: the path of every lone chunk
-            msg._content.append(compact(u.content))
-        msg.last_changed = self.tl.ordinal
-        tl = self.tl
+            content.append(compact(u.content))
+        limit = tl.block_limit
+        if limit is not None and len(content) > limit:
+            trim(msg, content, limit, self._note)
+        msg.last_changed = tl.ordinal
         tl.changes += 1
         msg.version = tl.changes
         return _CHUNK_APPENDED(
@@ -266,6 +278,8 @@ class EntityUpdates:
             if type(b) is _TEXT and b.annotations is UNSET and b.meta is UNSET and b.extra is UNSET
         ]
         msg._content += texts if len(texts) == n else map(compact, blocks)
+        if tl.block_limit is not None:  # once per run: exactly the last block_limit kept
+            trim(msg, msg._content, tl.block_limit, self._note)
         tl.ordinal += n
         msg.last_changed = tl.ordinal
         first = tl.changes + 1
@@ -289,6 +303,7 @@ class EntityUpdates:
         change: ev.ContentChange = "unchanged"
         if u.content is not UNSET:
             msg._content, change = replaced_content(msg, msg._content, u.content)
+            self.retain(msg, msg._content)
         self.patched(msg, u, "message", u.message_id)
         return ev.MessageUpserted(
             self.session_id, role, u.message_id, created, change, msg.index, msg.version
@@ -315,6 +330,7 @@ class EntityUpdates:
             call._content, change = replaced_content(call, call._content, u.content)
             for item in call._content:
                 self._check_item(item)
+            self.retain(call, call._content)  # every item checked, the dropped ones too
         if u.locations is not UNSET:
             call._locations = list(u.locations) if u.locations else []
             for location in call._locations:
@@ -339,6 +355,7 @@ class EntityUpdates:
         call, created = self.tl.tool_call(u.tool_call_id)
         append_chunk(call, call._content, u.content, u.meta)
         self._check_item(u.content)
+        self.retain(call, call._content)
         call.last_changed = self.tl.ordinal
         version = self.tl.stamp(call)
         return ev.ToolCallChunkAppended(
@@ -373,6 +390,8 @@ class EntityUpdates:
             else:
                 term.replace(data)
                 change = "replaced"
+        if term.limit is not None and change != "unchanged":
+            note_terminal(term, self._note)
         if u.exit_status is not UNSET:
             term.exit_status = u.exit_status
             if u.exit_status is not None:
@@ -398,6 +417,8 @@ class EntityUpdates:
             )
         term, created = self.tl.terminal(u.terminal_id)
         term.append(data)
+        if term.limit is not None:
+            note_terminal(term, self._note)
         term.last_changed = self.tl.ordinal
         tl = self.tl
         tl.changes += 1
@@ -464,6 +485,7 @@ class EntityUpdates:
         change: ev.ContentChange = "unchanged"
         if u.summary is not UNSET:
             comp._summary, change = replaced_content(comp, comp._summary, u.summary)
+            self.retain(comp, comp._summary)
         if u.error is not UNSET:
             comp.error = u.error
         self.patched(comp, u, "compaction", u.compaction_id)
@@ -475,6 +497,7 @@ class EntityUpdates:
         """Append one summary block to a compaction (created, and placed, if new)."""
         comp, created = self.tl.compaction(u.compaction_id)
         append_chunk(comp, comp._summary, u.content, u.meta)
+        self.retain(comp, comp._summary)
         comp.last_changed = self.tl.ordinal
         version = self.tl.stamp(comp)
         return ev.CompactionChunkAppended(

@@ -160,6 +160,8 @@ class AgentConnection(Pump):
             bound it with ``anyio.fail_after`` (or trio's, or ``asyncio.timeout``).
         max_line: the longest line accepted from the agent.
         terminal_limit: per-terminal byte retention limit (``None``: keep every byte).
+        block_limit: the content items (blocks) each message, tool call, compaction and
+            session message keeps, the last ones (``None``: keep every one).
         max_unsent: bytes the client may owe the agent unread (answers to its requests,
             cancels) before the connection ends with :class:`AgentNotReading` (an agent that
             never reads its stdin would make them grow without end).
@@ -354,6 +356,7 @@ async def open_agent(
     request_timeout: float | None = None,
     max_line: int = DEFAULT_MAX_LINE,
     terminal_limit: int | None = None,
+    block_limit: int | None = None,
     max_unsent: int = DEFAULT_MAX_UNSENT,
     exit_timeout: float = 5.0,
     own_session: bool = False,
@@ -408,6 +411,7 @@ async def open_agent(
         request_timeout=request_timeout,
         max_line=max_line,
         terminal_limit=terminal_limit,
+        block_limit=block_limit,
         unstable=unstable,
         restore=restore,
         max_unsent=max_unsent,

@@ -41,7 +41,13 @@ FUZZ = settings(
 )
 
 #: Small limits, so that the fuzzer reaches them with short inputs.
-LIMITS: dict[str, int] = {"max_batch": 8, "max_sessions": 4, "max_pending": 4, "max_entities": 12}
+LIMITS: dict[str, int] = {
+    "max_batch": 8,
+    "max_sessions": 4,
+    "max_pending": 4,
+    "max_entities": 12,
+    "block_limit": 3,
+}
 
 TRANSCRIPTS = sorted((Path(__file__).parent / "transcripts").glob("*.jsonl"))
 SAMPLES = sorted((Path(__file__).parent / "logs").glob("sample.*"))
@@ -212,3 +218,7 @@ def within_limits(conn: Connection, limits: dict[str, int]) -> None:
     for session in conn.sessions.values():
         # a tool call may name terminals it references (8): they come with it
         assert entity_count(session) <= limits["max_entities"] + len(session.terminals)
+        if "block_limit" in limits:  # each entry keeps its last blocks only (R93)
+            for entry in [*session.timeline, *session.unretained]:
+                held = entry.summary if hasattr(entry, "summary") else entry.content
+                assert len(held) <= limits["block_limit"]

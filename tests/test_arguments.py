@@ -22,6 +22,7 @@ CONNECTION_LIMITS = [
     ("max_pending", 0),
     ("max_diagnostics", 1),
     ("terminal_limit", 0),
+    ("block_limit", 0),
 ]
 READER_LIMITS = ["max_line", "max_document", "max_decompressed", "max_ratio"]
 
@@ -51,6 +52,16 @@ def test_a_connection_limit_below_its_minimum_is_a_value_error_naming_it(
 
 def test_no_terminal_limit_is_none() -> None:
     assert Connection(terminal_limit=None).terminal_limit is None
+    assert Connection(block_limit=None).block_limit is None
+
+
+def test_a_sessions_block_limit_is_checked_too() -> None:
+    from acp_client import Session
+
+    with pytest.raises(ValueError, match=r"^block_limit must be 0 or more, not -1"):
+        Session("s", block_limit=-1)
+    with pytest.raises(TypeError, match=r"^block_limit must be a whole number"):
+        Session("s", block_limit="5")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name", READER_LIMITS)

@@ -1878,12 +1878,27 @@ def test_r60_an_error_idle_with_a_null_error_object_drops_the_key() -> None:
         ),
         ({"sessionId": "s", "usage": {"used": "\ud800", "size": 1}}, "usage"),
         ({"sessionId": "s", "permissionRequests": [{"requestId": {}}]}, "permissionRequests[0]"),
+        # not base64: a terminal update read it leniently, the load dropped the diagnostic
+        ({"sessionId": "s", "terminals": [{"terminalId": "t", "output": "!!!"}]}, "terminals[0]"),
+        ({"sessionId": "s", "terminals": [{"terminalId": "t", "output": "aGk"}]}, "terminals[0]"),
+        ({"sessionId": "s", "terminals": [{"terminalId": "t", "output": 5}]}, "terminals[0]"),
+        (
+            {"sessionId": "s", "timeline": [{"entry": "message", "messageId": "m", "role": 5}]},
+            "timeline[0]",
+        ),
     ],
 )
 def test_load_session_refuses_what_is_no_snapshot_naming_the_field(data: Any, where: str) -> None:
     with pytest.raises(
         ValueError, match=f"not a snapshot@1 SESSION object: at `{re.escape(where)}`"
     ):
+        load_session(data)
+
+
+def test_load_session_names_a_role_it_does_not_know() -> None:
+    # it was reported as "missing 'x'", a KeyError's text
+    data = {"sessionId": "s", "timeline": [{"entry": "message", "messageId": "m", "role": "x"}]}
+    with pytest.raises(ValueError, match="`timeline\\[0\\]`: role: expected 'user', 'agent' or"):
         load_session(data)
 
 

@@ -134,7 +134,11 @@ def _runs(exchange: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
 def test_e8_a_view_kept_by_events_equals_the_snapshot_after_every_read(
     exchange: list[tuple[str, Any]], limit: int | None, data: st.DataObject
 ) -> None:
-    conn = Connection(live=False, terminal_limit=limit)
+    fold_every_read(Connection(live=False, terminal_limit=limit), exchange, data)
+
+
+def fold_every_read(conn: Connection, exchange: list[tuple[str, Any]], data: st.DataObject) -> None:
+    """Feed ``exchange`` in reads drawn anywhere; the view is the snapshot after each one."""
     view = ConversationView(conn)
     for direction, item in _runs(exchange):
         if direction == "outgoing":

@@ -97,6 +97,8 @@ exit status:
 
 RUN_TERMINAL_LIMIT = 4 << 20
 """``run --terminal-limit``'s default: bytes of each terminal's output kept (4 MiB)."""
+RUN_BLOCK_LIMIT = 100_000
+"""``run --block-limit``'s default: content blocks each message (tool call ...) keeps."""
 
 
 class UsageError(Exception):
@@ -211,6 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="retain at most BYTES per terminal",
     )
     replay.add_argument(
+        "--block-limit",
+        type=_block_count,
+        metavar="N",
+        help="retain the last N content blocks of each message, tool call, compaction and"
+        " session message (the count of dropped blocks is kept)",
+    )
+    replay.add_argument(
         "--max-line",
         type=_positive_bytes,
         metavar="BYTES",
@@ -289,6 +298,14 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"retain the last BYTES of each terminal's output (default {RUN_TERMINAL_LIMIT:,};"
         " the count of dropped bytes is kept)",
     )
+    run.add_argument(
+        "--block-limit",
+        type=_block_count,
+        default=RUN_BLOCK_LIMIT,
+        metavar="N",
+        help="retain the last N content blocks of each message, tool call, compaction and"
+        f" session message (default {RUN_BLOCK_LIMIT:,}; the count of dropped blocks is kept)",
+    )
     _add_unstable(run)
     run.add_argument(
         "--timeout",
@@ -323,6 +340,8 @@ def _checked(
 _seconds = _checked(float, lambda v: 0 < v < float("inf"), "a positive number of seconds")
 # `--terminal-limit`: a whole number of bytes, 0 or more
 _byte_count = _checked(int, lambda v: v >= 0, "a number of bytes (0 or more)")
+# `--block-limit`: a whole number of content blocks, 0 or more
+_block_count = _checked(int, lambda v: v >= 0, "a number of blocks (0 or more)")
 # `--max-line`, `--max-document`, `--max-decompressed`: a whole number of bytes, 1 or more
 _positive_bytes = _checked(int, lambda v: v > 0, "a number of bytes (1 or more)")
 

@@ -194,6 +194,7 @@ class _Follower:
         self.replayer = Replayer(
             protocol=options["protocol"],
             terminal_limit=options["terminal_limit"],
+            block_limit=options.get("block_limit"),
             strict=options["strict"],
             unstable=options["unstable"],
         )

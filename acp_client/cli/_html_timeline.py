@@ -139,6 +139,14 @@ def _block(block: object) -> str:
 # -- timeline ---------------------------------------------------------------------------------
 
 
+def _dropped(entry: Mapping[str, Any]) -> str:
+    """How many earlier blocks the block limit dropped (``truncatedBlocks``), if any."""
+    count = entry.get("truncatedBlocks")
+    if type(count) is int and count > 0:
+        return f'<p class="dim">… {count:,} earlier blocks dropped (--block-limit)</p>'
+    return ""
+
+
 def _excluded(entry: Mapping[str, Any]) -> str:
     if entry.get("excludedFromContext") is True:
         return ' <span class="excluded">(excluded from context)</span>'
@@ -166,7 +174,7 @@ def _session_message(msg: Mapping[str, Any]) -> str:
         if msg.get(key) is not None:
             head += f' {label} <span class="id">{esc(msg.get(key))}</span>'
     head += f' <span class="id">{esc(msg.get("messageId"))}</span>{_excluded(msg)}'
-    body = _blocks(msg.get("content")) or '<p class="dim">(empty)</p>'
+    body = _dropped(msg) + (_blocks(msg.get("content")) or '<p class="dim">(empty)</p>')
     return (
         f'<div class="entry role-session"><div class="who">{head}</div>'
         f'<div class="body">{body}</div></div>'
@@ -177,7 +185,7 @@ def _message(msg: Mapping[str, Any]) -> str:
     role = msg.get("role")
     cls = _cls("role-", role, _ROLES)
     head = f'{esc(role)} <span class="id">{esc(msg.get("messageId"))}</span>{_excluded(msg)}'
-    body = _blocks(msg.get("content")) or '<p class="dim">(empty)</p>'
+    body = _dropped(msg) + (_blocks(msg.get("content")) or '<p class="dim">(empty)</p>')
     if role == "thought":
         return (
             f'<details class="entry {cls}"><summary class="who">{head}</summary>'
@@ -206,6 +214,7 @@ def _tool_call(call: Mapping[str, Any], ctx: Context) -> str:
     if locations:
         body.append("<ul>" + "".join(f"<li><code>{loc}</code></li>" for loc in locations) + "</ul>")
     content = call.get("content")
+    body.append(_dropped(call))
     for item in content if isinstance(content, list) else ():
         body.append(_tool_content(item, ctx))
     for key, label in (("rawInput", "raw input"), ("rawOutput", "raw output")):
@@ -304,7 +313,7 @@ def _compaction(cmp: Mapping[str, Any]) -> str:
         f'compaction <span class="id">{esc(cmp.get("compactionId"))}</span>'
         f" {badge(cmp.get('status'))}{_excluded(cmp)}"
     )
-    body = _blocks(cmp.get("summary"))
+    body = _dropped(cmp) + _blocks(cmp.get("summary"))
     if cmp.get("error") is not None:
         body += f'<p class="excluded">{esc(cmp.get("error"))}</p>'
     return (

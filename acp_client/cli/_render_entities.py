@@ -65,6 +65,14 @@ class _SessionContext:
     shown_terminals: set[str] = field(default_factory=set)
 
 
+def _dropped(entry: Mapping[str, Any]) -> list[RenderableType]:
+    """A line saying how many earlier blocks the block limit dropped (``truncatedBlocks``)."""
+    count = entry.get("truncatedBlocks")
+    if type(count) is int and count > 0:
+        return [Text(f"… {count:,} earlier blocks dropped (--block-limit)", style="dim")]
+    return []
+
+
 class _EntityRenderer:
     """Renders timeline entries and their content with the view's options."""
 
@@ -194,7 +202,7 @@ class _EntityRenderer:
                 header += [(f" {label} ", "dim"), (_s(msg.get(key)), "cyan")]
         header += [("  " + _s(msg.get("messageId")), "dim"), *self._excluded(msg)]
         body = self.blocks(msg.get("content")) or [Text("(empty)", style="dim")]
-        return [_line(*header), _indent(Group(*body))]
+        return [_line(*header), _indent(Group(*_dropped(msg), *body))]
 
     @staticmethod
     def _excluded(entry: Mapping[str, Any]) -> list[str | tuple[str, str]]:
@@ -216,7 +224,7 @@ class _EntityRenderer:
         body = self.blocks(msg.get("content"), "italic dim" if role == "thought" else None)
         if not body:
             body = [Text("(empty)", style="dim")]
-        return [header, _indent(Group(*body))]
+        return [header, _indent(Group(*_dropped(msg), *body))]
 
     def tool_call(self, call: Mapping[str, Any], ctx: _SessionContext) -> list[RenderableType]:
         """A tool call: header, locations, content, raw input/output."""
@@ -243,6 +251,7 @@ class _EntityRenderer:
                 where += ":" + _s(loc.get("line"))
             body.append(_line(("at ", "dim"), where))
         content = call.get("content")
+        body += _dropped(call)
         for item in content if isinstance(content, list) else []:
             body.extend(self.tool_content(item, ctx))
         for key, label in (("rawInput", "input"), ("rawOutput", "output")):
@@ -392,5 +401,6 @@ class _EntityRenderer:
         body: list[RenderableType] = []
         if cmp.get("error") is not None:
             body.append(_lines(("error: ", "bold red"), _Lines(_s(cmp.get("error")))))
+        body += _dropped(cmp)
         body.extend(self.blocks(cmp.get("summary"), "dim"))
         return [header, _indent(Group(*body))] if body else [header]

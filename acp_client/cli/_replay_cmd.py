@@ -57,6 +57,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "sides": dict(args.side) if args.side else None,
         "protocol": args.protocol,
         "terminal_limit": args.terminal_limit,
+        "block_limit": args.block_limit,
         "unstable": tuple(args.unstable),
         **{
             limit: value

@@ -290,6 +290,7 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
                 cwd=cwd,
                 record=args.record,
                 terminal_limit=args.terminal_limit,
+                block_limit=args.block_limit,
                 on_permission=policy,
                 request_timeout=args.timeout,
                 unstable=tuple(args.unstable),

@@ -46,6 +46,9 @@ def views(session: Session) -> None:
         assert_type(message.text(), str)
     for entry in session.timeline:
         assert_type(entry, TimelineEntry)
+        assert_type(entry.truncated_blocks, int)  # what the block limit dropped
+    conn = Connection(block_limit=1000, terminal_limit=1 << 20)
+    assert_type(conn.block_limit, int | None)
 
 
 def events(event: MessageChunkAppended, session: Session) -> None:
