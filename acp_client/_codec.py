@@ -220,18 +220,19 @@ def _parse(data: bytes | str, diagnostics: list[Diagnostic] | None = None) -> An
         value = decode_leniently(data)
     except (ValueError, RecursionError):
         raise RemoteProtocolError(f"not valid JSON: {error}", code=PARSE_ERROR) from None
-    if diagnostics is not None and _holds_infinity(value):
-        diagnostics.append(
-            Diagnostic(
-                code="number-beyond-double",
-                message="a number beyond a double's range (such as 1e400, or an integer of"
-                " more than 4,300 digits) reads as infinity and is written back as null",
-            )
-        )
+    if diagnostics is not None and holds_infinity(value):
+        diagnostics.append(Diagnostic(code="number-beyond-double", message=BEYOND_DOUBLE))
     return value
 
 
-def _holds_infinity(value: Any) -> bool:
+#: The message of ``number-beyond-double`` (live, and in a stored log's line or document).
+BEYOND_DOUBLE = (
+    "a number beyond a double's range (such as 1e400, or an integer of more than 4,300"
+    " digits) reads as infinity and is written back as null"
+)
+
+
+def holds_infinity(value: Any) -> bool:
     """Whether a decoded JSON value holds an infinite number anywhere (iteratively)."""
     stack = [value]
     while stack:

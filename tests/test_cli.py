@@ -162,7 +162,8 @@ def test_a_number_beyond_a_double_is_read_and_written_as_null(tmp_path: Path) ->
     snap = snapshot_of(str(log))  # strict JSON: json.loads would take Infinity too, so:
     assert run_cli("replay", "--json", str(log)).stdout.count(b"Infinity") == 0
     assert snap["sessions"][0]["timeline"][0]["rawInput"] == {"x": None}
-    assert snap["diagnostics"] == []
+    # never silently (issue 26): said at its line, as a live connection says it
+    assert [(d["code"], d["line"]) for d in snap["diagnostics"]] == [("number-beyond-double", 2)]
 
 
 HOSTILE = (

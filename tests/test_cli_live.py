@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 
+import pytest
 from rich.console import Console
 from rich.text import Text
 
@@ -58,20 +59,16 @@ class _Gone(io.StringIO):
         raise OSError(5, "Input/output error")
 
 
-def test_a_terminal_that_went_away_turns_the_view_off() -> None:
+def test_a_terminal_that_went_away_turns_the_view_off(monkeypatch: pytest.MonkeyPatch) -> None:
     console = Console(file=_Gone(), force_terminal=True, width=40, height=6)
     view = LiveView(console, lambda: Text("x"))
     import acp_client.cli._live as live_module
 
     detached: list[int] = []
-    original = live_module.detach_dead_terminal
-    live_module.detach_dead_terminal = lambda fd: detached.append(fd)  # type: ignore[assignment]
-    try:
-        view.start()
-        view.refresh()
-        view.stop()
-    finally:
-        live_module.detach_dead_terminal = original
+    monkeypatch.setattr(live_module, "detach_dead_terminal", detached.append)
+    view.start()
+    view.refresh()
+    view.stop()
     assert view.failed and detached == [1]  # stdout only: stderr may be a file
     assert console._live_stack == []  # rich gave stdout and stderr back
 

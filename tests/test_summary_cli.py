@@ -12,6 +12,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from acp_client import SessionSummary, summarize_many
 from acp_client._summary import COUNT_FIELDS
@@ -205,3 +207,75 @@ def test_text_that_is_not_unicode_is_written_escaped(
         import pyarrow.parquet as pq
 
         assert pq.read_table(out).to_pylist()[0]["session_id"] == "s\\ud800x"
+
+
+# -- CSV injection (issue 26) ------------------------------------------------------------------
+
+
+def test_csv_text_cells_from_the_log_never_start_a_formula(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A text cell from the log (or its name) starting with = + - @ tab or CR gets OWASP's
+    leading quote, which spreadsheets show as text; numbers and count maps stay as they
+    are. A spreadsheet ran such a session id as a formula."""
+    agent = FakeAgent('=HYPERLINK("http://x","y")').send(
+        "outgoing",
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2}},
+    )
+    agent.result(
+        0,
+        {
+            "protocolVersion": 2,
+            "info": {"name": "@SUM(1+1)*cmd|' /C calc'!A0", "version": "-2+3"},
+            "capabilities": {"session": {}},
+        },
+    )
+    agent.state("\tX").usage(5, 100, (0.25, "+1"))
+    agent.in_session("\rr").state("running")
+    agent.in_session("plain=ok").state("running")
+    monkeypatch.chdir(tmp_path)
+    Path("-rows.jsonl").write_text(agent.log_text("acp-client"), encoding="utf-8")
+    assert main(["summarize", "--out", "rows.csv", "--", "-rows.jsonl"]) == 0
+    with open("rows.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["session_id"] for row in rows] == [
+        '\'=HYPERLINK("http://x","y")',
+        "'\rr",
+        "plain=ok",
+    ]
+    first = rows[0]
+    assert first["path"] == "'-rows.jsonl"
+    assert first["agent_name"] == "'@SUM(1+1)*cmd|' /C calc'!A0"
+    assert first["agent_version"] == "'-2+3"
+    assert first["state"] == "'\tX"
+    assert first["cost_currency"] == "'+1"
+    assert first["usage_used"] == "5" and first["cost_amount"] == "0.25"
+    assert first["format"] == "acp-client" and first["stop_reasons"] == "{}"
+    # every text cell of every row: none starts a formula
+    for row in rows:
+        for key, text in row.items():
+            assert not text.startswith(("=", "+", "@", "\t", "\r")), (key, text)
+            if text.startswith("-"):
+                float(text)  # only a number may start with a minus
+    # the JSON Lines of the same log keep the text as it is
+    assert main(["summarize", "--", "-rows.jsonl"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert lines[0]["session_id"] == '=HYPERLINK("http://x","y")'
+    assert lines[0]["path"] == "-rows.jsonl"
+
+
+@given(st.text())
+def test_a_csv_text_cell_is_the_text_or_the_quoted_text(text: str) -> None:
+    from acp_client.cli._summary_out import _cell
+
+    cell = _cell(text)
+    plain = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    assert cell == ("'" + plain if plain[:1] in ("=", "+", "-", "@", "\t", "\r") else plain)
+    assert cell[:1] not in ("=", "+", "-", "@", "\t", "\r")
+
+
+def test_numbers_in_csv_are_never_quoted() -> None:
+    from acp_client.cli._summary_out import _cell
+
+    assert [_cell(-5), _cell(-0.25), _cell(True)] == [-5, -0.25, "true"]
+    assert _cell({"-x": 1}) == '{"-x":1}'

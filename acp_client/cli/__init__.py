@@ -19,10 +19,11 @@ import argparse
 import contextlib
 import errno
 import os
-import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import IO, TypeVar
+from typing import TypeVar
+
+from ._json_out import dump_json, write_json
 
 __all__ = ["DISTRIBUTION", "UsageError", "build_parser", "dump_json", "main", "write_json"]
 
@@ -370,73 +371,6 @@ def _add_max_diagnostics(parser: argparse.ArgumentParser) -> None:
         help="keep the first N diagnostics of each code, count the rest (one"
         " diagnostics-dropped per code; default 1,000)",
     )
-
-
-_DEL_C1 = re.compile("[\x7f-\x9f]")
-
-
-def dump_json(value: object, *, indent: int | None = None) -> str:
-    """JSON for standard output.
-
-    UTF-8 when piped; on a terminal every non-ASCII character is escaped, so that bidi or
-    invisible characters from the agent never reach it raw. Control characters are always
-    escaped (json does it for C0; DEL and C1 are escaped here).
-    """
-    import json
-
-    try:
-        text = json.dumps(value, ensure_ascii=sys.stdout.isatty(), indent=indent, allow_nan=False)
-    except ValueError:  # a number beyond a double, read as infinity: null, as encode() does
-        value = _finite(value)
-        text = json.dumps(value, ensure_ascii=sys.stdout.isatty(), indent=indent)
-    return _safe_json_text(text)
-
-
-def _safe_json_text(text: str) -> str:
-    """JSON text as written out: lone surrogates, DEL and C1 controls as escapes."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from a lenient read: write its escape
-        text = re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
-    # json escapes C0 controls but leaves DEL and the C1 controls (U+0080-U+009F, CSI and
-    # OSC among them) raw when piped; outside strings JSON has none, so their escapes are
-    # the same JSON text.
-    return _DEL_C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-_JSON_WRITE = 1 << 20  # characters of JSON text gathered per write
-
-
-def write_json(value: object, out: IO[str], *, indent: int | None = None) -> None:
-    """:func:`dump_json` written to ``out`` a piece at a time, then a newline.
-
-    Never holds the whole text (a snapshot of a gigabyte of agent output would need several
-    copies of it): the encoder's pieces are made safe and written about a megabyte at a time.
-    """
-    import json
-
-    encoder = json.JSONEncoder(ensure_ascii=sys.stdout.isatty(), indent=indent)
-    held: list[str] = []
-    size = 0
-    for piece in encoder.iterencode(_finite(value)):
-        held.append(piece)
-        size += len(piece)
-        if size >= _JSON_WRITE:
-            out.write(_safe_json_text("".join(held)))
-            held, size = [], 0
-    held.append("\n")
-    out.write(_safe_json_text("".join(held)))
-
-
-def _finite(value: object) -> object:
-    """``value`` with every non-finite float replaced by ``None``."""
-    if isinstance(value, float):
-        return value if value - value == 0 else None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_finite(item) for item in value]
-    return value
 
 
 def _add_unstable(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from typing import Any
 
 import trio
@@ -15,6 +14,7 @@ import trio
 from .. import _schema as s
 from .._prompts import PermissionState
 from ..transport import PermissionHandler
+from ._lines import asking, say
 from ._sanitize import sanitize_line
 
 __all__ = ["ask_on_terminal"]
@@ -45,7 +45,8 @@ def ask_on_terminal(tty_path: str = "/dev/tty") -> PermissionHandler:
             async with trio.lowlevel.FdStream(fd) as stream:
                 await stream.send_all(question.encode("utf-8", "replace"))
                 try:
-                    answer = (await _read_line(stream)).strip()
+                    with asking():  # a message meanwhile starts on a new line (_lines.py)
+                        answer = (await _read_line(stream)).strip()
                 except trio.Cancelled:
                     # Closed while waiting (withdrawn, answered, Ctrl-C): end the line.
                     with trio.CancelScope(shield=True) as scope:
@@ -64,11 +65,10 @@ def _no_terminal(request: Any) -> None:
     """Say that a permission request is cancelled: there is no terminal to ask on."""
     title = sanitize_line(str(getattr(request, "title", None) or "a permission request"))
     with contextlib.suppress(OSError):
-        sys.stderr.write(
+        say(
             f"acp-client run: no terminal to ask on: cancelled {title!r}"
-            " (--permission allow or reject answers without one)\n"
+            " (--permission allow or reject answers without one)"
         )
-        sys.stderr.flush()
 
 
 def _question(request: Any, options: list[Any]) -> str:

@@ -27,7 +27,7 @@ from acp_client._diagnostics import DEFAULT_MAX_DIAGNOSTICS, Diagnostic
 from acp_client._replay import Replayer
 from acp_client.logs import LogReader
 
-from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, dump_json
+from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, write_json
 from ._stream import with_failed_requests
 
 __all__ = ["follow"]
@@ -396,7 +396,7 @@ class _Follower:
         if self.stream is not None:
             self.stream.end(snapshot, status=status, stoppedBy=self.stopped_by())
         elif args.json:
-            sys.stdout.write(dump_json(snapshot, indent=2) + "\n")
+            write_json(snapshot, sys.stdout, indent=2)
         else:
             self.console.print(self.view(None))
         return status

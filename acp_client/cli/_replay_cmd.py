@@ -16,7 +16,7 @@ from acp_client._many import spread
 from acp_client._replay import ReplayResult, iter_kinds, replay_log
 from acp_client.logs._records import FATAL_CODES as _FATAL_CODES
 
-from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, UsageError, dump_json
+from . import EXIT_OK, EXIT_STRICT, EXIT_UNREADABLE, UsageError, write_json
 from ._stream import with_failed_requests
 from ._values import removed_plans
 
@@ -276,15 +276,14 @@ def _output(results: list[tuple[str, int, Any]], args: argparse.Namespace, mode:
         fatal = _fatal_message(payload)
         if fatal and status == EXIT_UNREADABLE:
             sys.stderr.write(f"acp-client replay: {safe(name or 'example')}: {safe(fatal)}\n")
-        if mode.startswith("json"):
+        if mode.startswith("json"):  # a bounded piece at a time (a snapshot may be huge)
             if many:
-                line = {"file": name, **payload}
-                sys.stdout.write(dump_json(line) + "\n")
+                write_json({"file": name, **payload}, sys.stdout)
             else:
-                sys.stdout.write(dump_json(payload, indent=2) + "\n")
+                write_json(payload, sys.stdout, indent=2)
         elif mode == "stats":
             if args.json:
-                sys.stdout.write(dump_json({"file": name, **payload}) + "\n")
+                write_json({"file": name, **payload}, sys.stdout)
             else:
                 _print_stats(name, payload)
         elif mode == "render":

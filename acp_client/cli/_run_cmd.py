@@ -24,6 +24,7 @@ from . import (
     UsageError,
     write_json,
 )
+from ._lines import say, tracking_stdout
 from ._live import detach_dead_terminal
 
 __all__ = ["run_command"]
@@ -54,10 +55,7 @@ def run_command(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot record to {args.record!r}: no such folder")
     if not prompts:
         if sys.stdin.isatty():
-            sys.stderr.write(
-                "acp-client run: no --prompt: type the prompt, then Ctrl-D on a line of its own\n"
-            )
-            sys.stderr.flush()
+            say("acp-client run: no --prompt: type the prompt, then Ctrl-D on a line of its own")
         try:
             text = sys.stdin.buffer.read().decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as exc:
@@ -68,7 +66,8 @@ def run_command(args: argparse.Namespace) -> int:
             prompts = [text]
     if not prompts:
         raise UsageError("give --prompt TEXT or a prompt on standard input")
-    return trio.run(_run, args, prompts)
+    with tracking_stdout():  # a message to stderr starts on a line of its own (_lines.py)
+        return trio.run(_run, args, prompts)
 
 
 #: Seconds an agent gets to exit once its stdin is closed, before it is killed: with
@@ -83,10 +82,11 @@ def _exit_grace(timeout: float | None) -> float:
 
 
 def _say(text: str) -> None:
-    """Write to stderr; when that fails (the terminal closed), go on without it."""
+    """Write to stderr on lines of its own; when that fails (the terminal closed), go on."""
+    if not text:
+        return
     try:
-        sys.stderr.write(text)
-        sys.stderr.flush()
+        say(text)
     except OSError:
         # While the live view is on, rich sends stderr to the terminal it draws on (stdout).
         detach_dead_terminal(1 if hasattr(sys.stderr, "rich_proxied_file") else 2)
@@ -393,12 +393,12 @@ async def _run(args: argparse.Namespace, prompts: list[str]) -> int:
     except OSError as exc:
         detach_dead_terminal(1)
         if exc.errno in FULL_ERRNOS:  # a file that can take no more: the snapshot is cut short
-            _say(f"\nacp-client run: cannot write the final snapshot: {exc}\n")
+            _say(f"acp-client run: cannot write the final snapshot: {exc}\n")
             return EXIT_NOT_WRITTEN
         # else nowhere to show it (the terminal closed): the status still tells
     except SystemExit:  # rich's answer to a closed pipe (stdout already detached): the same
         pass
     except MemoryError:  # what was written stays; the rest would need more memory than there is
-        _say("\nacp-client run: out of memory writing the final snapshot: it is cut short\n")
+        _say("acp-client run: out of memory writing the final snapshot: it is cut short\n")
         return EXIT_NOT_WRITTEN
     return status

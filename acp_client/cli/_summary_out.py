@@ -9,6 +9,11 @@ maps are ``map<string, int64>``, ``cost_amount`` a double.
 Text that is not valid Unicode (a lone surrogate kept from a lenient read of the log) is
 written as its escape: ``\ud800`` inside a JSON string (which reads back as the same text),
 the six characters ``\ud800`` in CSV and Parquet, whose text must be UTF-8.
+
+A CSV text cell (a session id, an agent's name, an error ...: text taken from the log or its
+name) that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading
+``'``, as OWASP recommends against CSV injection: a spreadsheet would run it as a formula
+(``=HYPERLINK(...)``). Numbers and the count maps' JSON (``{...}``) are never changed.
 """
 
 from __future__ import annotations
@@ -74,6 +79,10 @@ def _text(value: str) -> str:
     return value
 
 
+#: What makes a spreadsheet take a cell for a formula (OWASP, CSV injection).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(value: Any) -> Any:
     if value is None:
         return ""
@@ -82,7 +91,8 @@ def _cell(value: Any) -> Any:
     if isinstance(value, dict):
         return _text(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
     if isinstance(value, str):
-        return _text(value)
+        text = _text(value)  # from the log: never a formula (OWASP's leading quote)
+        return "'" + text if text.startswith(_FORMULA_STARTS) else text
     return value
 
 

@@ -2,7 +2,8 @@
 
 The text is read as a sequence of JSON values separated by whitespace. A top-level array
 contributes its elements as records, any other value is one record. Each record's line is the
-line of its first character. Decoding stops at the first value that does not decode.
+line of its first character. Decoding stops at the first value that does not decode. A
+document is collected within ``max_document`` (1.12): :func:`lines_within` says where it ends.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from acp_client._codec import raw_decode as _raw_decode
 from acp_client._codec import skip_whitespace as _skip
 from acp_client.logs._formats import shape
 
-__all__ = ["DocumentError", "iter_document", "records_follow", "value_then_junk"]
+__all__ = ["DocumentError", "iter_document", "lines_within", "records_follow", "value_then_junk"]
 
 
 class DocumentError(Exception):
@@ -128,3 +129,14 @@ def value_then_junk(line: bytes) -> bool:
         values += 1
         pos = _skip(text, pos)
     return False
+
+
+def lines_within(lines: list[bytes], room: int) -> int:
+    """How many of ``lines`` fit in ``room`` bytes (each with its LF), and the one past it."""
+    if sum(map(len, lines)) + len(lines) <= room:
+        return len(lines)
+    for index, raw in enumerate(lines):
+        room -= len(raw) + 1
+        if room < 0:
+            return index + 1
+    return len(lines)

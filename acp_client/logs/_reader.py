@@ -22,19 +22,20 @@ input or bytes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, cast
 
 import msgspec
 
 from acp_client._arguments import checked_limit
+from acp_client._codec import BEYOND_DOUBLE, decode_plain, holds_infinity
 from acp_client._codec import decode_leniently as decode_line_leniently
-from acp_client._codec import decode_plain
 from acp_client._diagnostics import Diagnostic
 from acp_client._framing import DEFAULT_MAX_LINE, LineTooLong, quoted_start
 from acp_client.logs._document import (
     DocumentError,
     iter_document,
+    lines_within,
     records_follow,
     value_then_junk,
 )
@@ -64,6 +65,25 @@ _LIMITS = ("max_line", "max_document", "max_decompressed", "max_ratio")
 """The largest log read whole as one JSON document (1.2: the Zed export), in bytes."""
 #: A line that does not decode: bad JSON, or nested deeper than the decoder's recursion limit.
 _UNDECODABLE = (msgspec.DecodeError, RecursionError)
+
+
+#: A record's time: one beyond a double is ``bad-time`` (dropped), not written back as null.
+_TIME_KEYS = frozenset({"time", "t", "ts"})
+
+
+def _checked(record: Any, line: int, warn: Callable[[str, int | None, str], None]) -> Any:
+    """``record``; a number beyond a double in it (read as infinity) is said, as live.
+
+    A lenient decode (msgspec refuses them) or a document gives such numbers. A record's
+    time beyond a double is ``bad-time`` instead (the formats drop it).
+    """
+    if type(record) is dict:
+        beyond = any(holds_infinity(v) for k, v in record.items() if k not in _TIME_KEYS)
+    else:
+        beyond = holds_infinity(record)
+    if beyond:
+        warn("number-beyond-double", line, BEYOND_DOUBLE)
+    return record
 
 
 class _Stop(Exception):
@@ -359,7 +379,7 @@ class LogReader:
                 except decode_error as exc:
                     self._lineno = lineno
                     try:
-                        value = decode_line_leniently(raw)
+                        value = _checked(decode_line_leniently(raw), lineno, self.warn)
                     except (ValueError, RecursionError):
                         pass
                     else:
@@ -401,7 +421,7 @@ class LogReader:
             value = decode_plain(raw)
         except _UNDECODABLE as exc:
             try:
-                value = decode_line_leniently(raw)
+                value = _checked(decode_line_leniently(raw), self._lineno, self.warn)
             except (ValueError, RecursionError):
                 self._bad_line(raw, exc, final=True)
                 return
@@ -435,7 +455,7 @@ class LogReader:
 
     def _collect(self, lines: list[bytes]) -> None:
         """Add lines to the document (1.2), within ``max_document`` (1.12)."""
-        kept = _within(lines, self._max_document - self._document_size)
+        kept = lines_within(lines, self._max_document - self._document_size)
         self._document.extend(lines[:kept])
         self._document_size += sum(map(len, lines[:kept])) + kept
         if self._document_size <= self._max_document:
@@ -467,7 +487,7 @@ class LogReader:
         try:
             for line, value in iter_document(data, self._document_line):
                 read += 1
-                self._value(line, value)
+                self._value(line, _checked(value, line, self.warn))
         except DocumentError as exc:
             lines = data.split(b"\n") if read == 0 else []
             if read == 0 and records_follow(lines[1:]):
@@ -557,17 +577,6 @@ def _too_long_message(marker: LineTooLong, max_line: int) -> str:
     """What a ``line-too-long`` diagnostic says: the size, the limit, the quoted start."""
     start = quoted_start(marker)
     return f"a line of {marker.size:,} bytes, over max_line={max_line:,}, starting {start}"
-
-
-def _within(lines: list[bytes], room: int) -> int:
-    """How many of ``lines`` fit in ``room`` bytes (each with its LF), and the one past it."""
-    if sum(map(len, lines)) + len(lines) <= room:
-        return len(lines)
-    for index, raw in enumerate(lines):
-        room -= len(raw) + 1
-        if room < 0:
-            return index + 1
-    return len(lines)
 
 
 def _segments(lines: Lines) -> Iterator[list[bytes] | LineTooLong]:

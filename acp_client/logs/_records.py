@@ -49,6 +49,7 @@ CODES: dict[str, Severity] = {
     "empty-input": "warning",
     "malformed-line": "error",
     "truncated-final-line": "warning",
+    "number-beyond-double": "warning",
     "malformed-record": "error",
     "format-mismatch": "error",
     "invalid-jsonrpc": "error",
