@@ -30,7 +30,7 @@ from helpers import (
     text,
     update,
 )
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -951,16 +951,37 @@ REFUSAL = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "refu
 END_TURN = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
 
 
-def _load_midway(head: list[dict[str, Any]], tail: list[dict[str, Any]]) -> None:
-    """Apply ``head``, snapshot, load, apply ``tail`` to both: the same snapshot."""
+def _load_midway(
+    head: list[dict[str, Any]], tail: list[dict[str, Any]], *, skip_guessed: bool = False
+) -> None:
+    """Apply ``head``, snapshot, load, apply ``tail`` to both: the same snapshot.
+
+    ``skip_guessed``: pass over a head whose current work started somewhere the load cannot
+    know (see the xfail tests below): the load guesses the last user message.
+    """
     original = Session(SID)
     for u in head:
         apply(original, u)
+    if skip_guessed:
+        assume(not _defeats_the_guess(original))
     loaded = load_session(copy.deepcopy(snap_of(original)))
     for u in tail:
         apply(original, u)
         apply(loaded, u)
     assert snap_of(loaded) == snap_of(original)
+
+
+def _defeats_the_guess(session: Session) -> bool:
+    """Whether a refusal would mark from another user message than the load guesses (R14).
+
+    During work the load takes the last user message as where the work started; a work
+    that started before an older user message (no state before ``running``: the whole
+    timeline is the work; or chunks of an old prompt echoed again) marks from the first.
+    """
+    tl, fg = session.parts()
+    if session.state is None or session.state.state == "idle":
+        return False
+    return tl.first_user_index(fg.turn_start) != tl.last_user_index()
 
 
 def test_load_session_without_a_state_keeps_the_whole_timeline_as_current_work() -> None:
@@ -973,7 +994,8 @@ def test_load_session_without_a_state_keeps_the_whole_timeline_as_current_work()
 
 
 # SNAPSHOT@1 has no position for the start of the current work, so load_session guesses it:
-# after everything when idle, the last user message during work. These two cuts defeat the
+# after everything when idle, the last user message during work. These cuts (and a third, after
+# the property below) defeat the
 # guess (a field in the snapshot format would fix them; the README says so at load_session).
 @pytest.mark.xfail(strict=True, reason="snapshot@1 does not record where the work started")
 def test_load_session_idle_between_an_echo_and_its_running() -> None:
@@ -1001,7 +1023,16 @@ continuations = conversations.map(
 def test_loaded_session_keeps_applying_like_the_original(
     head: list[dict[str, Any]], tail: list[dict[str, Any]]
 ) -> None:
-    _load_midway(head, tail)
+    _load_midway(head, tail, skip_guessed=True)
+
+
+@pytest.mark.xfail(strict=True, reason="snapshot@1 does not record where the work started")
+def test_load_session_during_work_that_began_before_the_last_user_message() -> None:
+    # Drawn by the property above (it failed there before skip_guessed): no state before
+    # `running`, so the work is the whole timeline and a refusal marks from m1; the
+    # snapshot says only "running", and the load marks from m2, the last user message.
+    head = [chunk("user", "m1", "a"), chunk("user", "m2", "b"), RUNNING, chunk("user", "m1", "c")]
+    _load_midway(head, [REFUSAL])
 
 
 def test_load_session_keeps_terminal_first_seen_order() -> None:
