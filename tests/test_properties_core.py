@@ -994,9 +994,9 @@ def test_load_session_without_a_state_keeps_the_whole_timeline_as_current_work()
 
 
 # SNAPSHOT@1 has no position for the start of the current work, so load_session guesses it:
-# after everything when idle, the last user message during work. These cuts (and a third, after
-# the property below) defeat the
-# guess (a field in the snapshot format would fix them; the README says so at load_session).
+# after everything when idle, the last user message during work. These cuts (and a third,
+# after the property below) defeat the guess (a field in the snapshot format would fix them;
+# the README says so at load_session).
 @pytest.mark.xfail(strict=True, reason="snapshot@1 does not record where the work started")
 def test_load_session_idle_between_an_echo_and_its_running() -> None:
     _load_midway(
