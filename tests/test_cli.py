@@ -541,3 +541,9 @@ def test_follow_names_an_unreadable_path_escaped(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert b"\x1b" not in proc.stderr and b"\x07" not in proc.stderr
     assert b"nope" in proc.stderr
+
+
+def test_stats_with_follow_is_a_usage_error() -> None:
+    # --follow used to ignore --stats and print the snapshot
+    out = run_cli("replay", "--follow", "--stats", "x.jsonl")
+    assert out.returncode == 2 and b"--stats does not go with --follow" in out.stderr

@@ -227,6 +227,8 @@ def replay_command(args: argparse.Namespace) -> int:
         raise UsageError("--html does not go with --stats or --follow")
     if args.events and args.json:
         raise UsageError("--events and --json do not go together")
+    if args.stats and args.follow:  # it was ignored: the snapshot came out instead
+        raise UsageError("--stats does not go with --follow (it times a read to the end)")
     if args.events and not args.follow:
         raise UsageError("--events goes with --follow (a stored log: --json)")
     if args.follow:
