@@ -432,7 +432,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # the output cannot be written: a full disk, an I/O error
         if exc.errno not in _OUTPUT_ERRNOS:
             raise
-        _drop_stdout()
+        from ._live import detach_dead_terminal  # what is still buffered cannot fail again
+
+        detach_dead_terminal(1)
         with contextlib.suppress(OSError):
             sys.stderr.write(f"acp-client {args.command}: cannot write the output: {exc}\n")
             sys.stderr.flush()
@@ -460,11 +462,3 @@ def _fill_closed_streams() -> None:
 
 #: What writing standard output may fail with, short of a closed pipe (handled apart).
 _OUTPUT_ERRNOS = FULL_ERRNOS | {errno.EIO}
-
-
-def _drop_stdout() -> None:
-    """Point standard output at the null device: what is still buffered cannot fail again."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, sys.stdout.fileno())
-        os.close(null)
